@@ -1,0 +1,36 @@
+package binlogstream
+
+import (
+	"context"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
+)
+
+// Source opens binlog dumps. Each Open call starts a new dump, as a new
+// replica connection would: the server first sends a fake Rotate naming the
+// file and position, then the file's Format_description, then the events.
+// The streamer closes every Stream it opened before it opens another one.
+//
+// The production Source wraps go-mysql's BinlogSyncer (see SyncerSource);
+// tests use testhelpers.FakeSource, which serves encoded binlog bytes and
+// decodes them with go-mysql's own parser.
+type Source interface {
+	// OpenFile starts a dump at a binlog file and offset (COM_BINLOG_DUMP).
+	OpenFile(ctx context.Context, pos mysql.Position) (Stream, error)
+	// OpenGTID starts a dump after the given executed GTID set
+	// (COM_BINLOG_DUMP_GTID on MySQL, @slave_connect_state on MariaDB).
+	// Implementations must not keep or modify set.
+	OpenGTID(ctx context.Context, set mysql.GTIDSet) (Stream, error)
+}
+
+// Stream is one open dump.
+type Stream interface {
+	// Next blocks until the next event, an error, or ctx is done. After an
+	// error the stream is dead; the streamer closes it and opens another.
+	// A dropped connection is reported as an error wrapping
+	// mysql.ErrBadConn (as go-mysql's packet layer does) or a net.Error.
+	Next(ctx context.Context) (*replication.BinlogEvent, error)
+	// Close ends the dump. It is safe to call more than once.
+	Close() error
+}
