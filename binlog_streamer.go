@@ -1,0 +1,387 @@
+package binlogstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
+	"github.com/sirupsen/logrus"
+)
+
+// Event is one binlog event handed to the listeners.
+type Event struct {
+	*replication.BinlogEvent
+
+	// Start and End locate the event in the binlog (64-bit offsets). End is
+	// where the next event starts; for a Rotate it is the next file's start.
+	Start, End Position
+	// GTID of the transaction the event belongs to, "" when it has none.
+	GTID string
+	// Resume is the position to persist once this event is applied: a
+	// stream resumed from it starts with the event after this one.
+	Resume ResumePosition
+	// SkippedRows is the number of row changes trimmed from the front of
+	// this rows event because they were delivered before a resume (see
+	// ResumeAfterRows). Rows holds only the changes not delivered yet.
+	SkippedRows int
+
+	before ResumePosition
+}
+
+// ResumeAfterRows returns the position to persist once the first n row
+// changes of this rows event (as delivered, after any trimming) are
+// applied, for consumers that checkpoint between the rows of one event. A
+// stream resumed from it delivers this event again with those n changes
+// trimmed. n equal to all the event's changes gives Resume.
+func (e *Event) ResumeAfterRows(n int) ResumePosition {
+	total := RowChanges(e.BinlogEvent)
+	if n <= 0 && e.SkippedRows == 0 {
+		return e.before
+	}
+	if n >= total {
+		return e.Resume
+	}
+	r := e.before
+	r.Rows += uint32(n)
+	return r
+}
+
+// Listener receives events in binlog order. An error stops Run; the event
+// does not count as streamed and is delivered again after a resume.
+type Listener func(ctx context.Context, ev *Event) error
+
+// Config configures a BinlogStreamer.
+type Config struct {
+	// Source opens dumps. Use NewSyncerSource for a real server.
+	Source Source
+	// Start is where streaming begins or resumes: a token read back with
+	// ParseResumePosition, or StartAt(position) for a fresh start.
+	Start ResumePosition
+
+	// MaxReconnectAttempts bounds consecutive failed reconnects after a
+	// dropped connection. 0 means the default (5); negative means no
+	// reconnects at all.
+	MaxReconnectAttempts int
+	// ReconnectBackoff is the first wait between reconnects; it doubles up
+	// to MaxReconnectBackoff. Defaults: 100ms and 5s.
+	ReconnectBackoff    time.Duration
+	MaxReconnectBackoff time.Duration
+
+	// Logger receives the streamer's log lines. Nil means silent.
+	Logger logrus.FieldLogger
+}
+
+func (c *Config) validate() error {
+	if c.Source == nil {
+		return configError("Source is nil (use NewSyncerSource for a server)")
+	}
+	if c.Start.IsZero() {
+		return configError("Start is empty: use StartAt(Position{File: ..., Offset: 4}) or a parsed resume token")
+	}
+	if err := c.Start.validate(); err != nil {
+		return configError("Start: %v", err)
+	}
+	switch {
+	case c.MaxReconnectAttempts == 0:
+		c.MaxReconnectAttempts = 5
+	case c.MaxReconnectAttempts < 0:
+		c.MaxReconnectAttempts = 0
+	}
+	if c.ReconnectBackoff < 0 || c.MaxReconnectBackoff < 0 {
+		return configError("negative reconnect backoff")
+	}
+	if c.ReconnectBackoff == 0 {
+		c.ReconnectBackoff = 100 * time.Millisecond
+	}
+	if c.MaxReconnectBackoff == 0 {
+		c.MaxReconnectBackoff = 5 * time.Second
+	}
+	if c.MaxReconnectBackoff < c.ReconnectBackoff {
+		c.MaxReconnectBackoff = c.ReconnectBackoff
+	}
+	if c.Logger == nil {
+		l := logrus.New()
+		l.SetOutput(io.Discard)
+		c.Logger = l
+	}
+	return nil
+}
+
+// Stats are counters read while the streamer runs.
+type Stats struct {
+	Delivered  uint64        // events handed to the listeners and acknowledged
+	Dropped    uint64        // replayed events dropped after a resume or reconnect
+	Reconnects uint64        // dumps opened after the first one
+	Lag        time.Duration // now minus the last event's timestamp; 0 after a heartbeat
+	Position   ResumePosition
+}
+
+// BinlogStreamer streams a binlog to listeners with exactly-once delivery
+// across crashes, resumes and reconnects. See doc.go for the contract.
+type BinlogStreamer struct {
+	cfg       Config
+	listeners []Listener
+
+	mu      sync.Mutex
+	resume  ResumePosition // after the last acknowledged event
+	stream  Stream
+	running bool
+	closed  bool
+	cancel  context.CancelFunc
+	done    chan struct{}
+	lagNano int64
+
+	delivered, dropped, reconnects atomic.Uint64
+}
+
+// NewBinlogStreamer validates cfg and returns a streamer ready to Run.
+func NewBinlogStreamer(cfg Config) (*BinlogStreamer, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return &BinlogStreamer{cfg: cfg, resume: cfg.Start}, nil
+}
+
+// AddListener registers a listener. Listeners run in the order added,
+// on Run's goroutine. Call it before Run.
+func (s *BinlogStreamer) AddListener(l Listener) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.listeners = append(s.listeners, l)
+}
+
+// ResumePosition returns the position after the last event every listener
+// acknowledged. Persisting it and passing it as Config.Start later resumes
+// with the next event.
+func (s *BinlogStreamer) ResumePosition() ResumePosition {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.resume
+}
+
+// Stats returns the streamer's counters.
+func (s *BinlogStreamer) Stats() Stats {
+	s.mu.Lock()
+	pos := s.resume
+	s.mu.Unlock()
+	return Stats{
+		Delivered:  s.delivered.Load(),
+		Dropped:    s.dropped.Load(),
+		Reconnects: s.reconnects.Load(),
+		Lag:        time.Duration(atomic.LoadInt64(&s.lagNano)),
+		Position:   pos,
+	}
+}
+
+// Close stops a running Run (which then returns ErrClosed) and waits for
+// it to finish. It is safe to call more than once and from any goroutine.
+func (s *BinlogStreamer) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	cancel, done, st := s.cancel, s.done, s.stream
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	if st != nil {
+		_ = st.Close()
+	}
+	if done != nil {
+		<-done
+	}
+	return nil
+}
+
+// Run streams until ctx is done (returns ctx.Err()), Close is called
+// (returns ErrClosed), a listener fails (*ListenerError), or an error that
+// a reconnect cannot cure. It may be called again after it returns; it then
+// resumes from ResumePosition.
+func (s *BinlogStreamer) Run(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ErrClosed
+	}
+	if s.running {
+		s.mu.Unlock()
+		return ErrAlreadyRunning
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	s.running, s.cancel, s.done = true, cancel, make(chan struct{})
+	listeners := append([]Listener(nil), s.listeners...)
+	s.mu.Unlock()
+
+	err := s.run(runCtx, listeners)
+	cancel()
+
+	s.mu.Lock()
+	s.running, s.cancel = false, nil
+	closed := s.closed
+	close(s.done)
+	s.done = nil
+	s.mu.Unlock()
+
+	if err != nil && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		return ctx.Err()
+	}
+	if closed && err != nil && runCtx.Err() != nil {
+		return ErrClosed
+	}
+	return err
+}
+
+func (s *BinlogStreamer) run(ctx context.Context, listeners []Listener) error {
+	log := s.cfg.Logger
+	failures := 0 // consecutive failed connections
+	var lastErr error
+	for opened := 0; ; opened++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if failures > 0 {
+			if failures > s.cfg.MaxReconnectAttempts {
+				return &ReconnectError{Attempts: failures - 1, Last: lastErr}
+			}
+			wait := backoff(s.cfg.ReconnectBackoff, s.cfg.MaxReconnectBackoff, failures-1)
+			log.WithFields(logrus.Fields{"attempt": failures, "wait": wait, "error": lastErr}).Warn("binlog connection lost; reconnecting")
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return ctx.Err()
+			case <-t.C:
+			}
+		}
+		if opened > 0 {
+			s.reconnects.Add(1)
+		}
+		progressed, err := s.streamOnce(ctx, listeners)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if !IsRetryable(err) {
+			return err
+		}
+		if progressed {
+			failures = 0
+		}
+		failures++
+		lastErr = err
+	}
+}
+
+func backoff(base, maxWait time.Duration, n int) time.Duration {
+	if n > 30 {
+		return maxWait
+	}
+	d := time.Duration(math.Min(float64(base)*math.Pow(2, float64(n)), float64(maxWait)))
+	return d
+}
+
+// streamOnce opens one dump at the safe point and streams until an error.
+// progressed reports whether the dump got past its header, so a connection
+// that works for a while and then drops resets the attempt count.
+func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener) (progressed bool, err error) {
+	from := s.ResumePosition()
+	if from.Safe.Offset > math.MaxUint32 {
+		return false, fmt.Errorf("%w: safe point %s (stream in GTID mode to pass such files)", ErrOffsetTooLarge, from.Safe)
+	}
+	s.cfg.Logger.WithFields(logrus.Fields{"safe": from.Safe.String(), "streamed": from.Streamed.String(), "rows": from.Rows}).Debug("opening binlog dump")
+	st, err := s.cfg.Source.OpenFile(ctx, mysql.Position{Name: from.Safe.File, Pos: uint32(from.Safe.Offset)})
+	if err != nil {
+		return false, s.classify(from, err)
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		_ = st.Close()
+		return false, ErrClosed
+	}
+	s.stream = st
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.stream = nil
+		s.mu.Unlock()
+		_ = st.Close()
+	}()
+
+	tr := newTracker(from)
+	for {
+		if err := ctx.Err(); err != nil {
+			return progressed, err
+		}
+		be, err := st.Next(ctx)
+		if err != nil {
+			return progressed, s.classify(from, err)
+		}
+		d, err := tr.observe(be)
+		if err != nil {
+			return progressed, err
+		}
+		switch d.action {
+		case actIgnore:
+			if d.heartbeat {
+				atomic.StoreInt64(&s.lagNano, 0)
+			}
+			continue
+		case actDrop:
+			progressed = true
+			s.dropped.Add(1)
+			s.setResume(d.after)
+			continue
+		}
+		progressed = true
+		ev := &Event{BinlogEvent: be, Start: d.start, End: d.end, GTID: d.gtid, Resume: d.after, before: d.before}
+		if d.skipRows > 0 {
+			re := be.Event.(*replication.RowsEvent)
+			re.Rows = re.Rows[int(d.skipRows)*rowsPerChange(be.Header.EventType):]
+			ev.SkippedRows = int(d.skipRows)
+		}
+		if err := ctx.Err(); err != nil {
+			return progressed, err
+		}
+		for _, l := range listeners {
+			if err := l(ctx, ev); err != nil {
+				return progressed, &ListenerError{Position: d.end, Err: err}
+			}
+		}
+		s.delivered.Add(1)
+		if ts := be.Header.Timestamp; ts != 0 {
+			atomic.StoreInt64(&s.lagNano, int64(max(time.Since(time.Unix(int64(ts), 0)), 0)))
+		}
+		s.setResume(d.after)
+	}
+}
+
+func (s *BinlogStreamer) setResume(r ResumePosition) {
+	s.mu.Lock()
+	s.resume = r
+	s.mu.Unlock()
+}
+
+// classify wraps source errors in the package's typed errors.
+func (s *BinlogStreamer) classify(from ResumePosition, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	var me *mysql.MyError
+	if errors.As(err, &me) && !IsRetryable(err) {
+		return &ServerError{Start: from.Safe, Err: me}
+	}
+	var ee *replication.EventError
+	if errors.As(err, &ee) {
+		return &DecodeError{Start: from.Safe, Err: err}
+	}
+	return err
+}

@@ -1,0 +1,122 @@
+package binlogstream
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"syscall"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
+)
+
+var (
+	// ErrClosed is returned by Run after Close.
+	ErrClosed = errors.New("binlogstream: streamer closed")
+	// ErrAlreadyRunning is returned by a second concurrent Run.
+	ErrAlreadyRunning = errors.New("binlogstream: streamer is already running")
+	// ErrReconnectExhausted is matched by the error Run returns when the
+	// connection kept dropping and the reconnect attempts ran out.
+	ErrReconnectExhausted = errors.New("binlogstream: reconnect attempts exhausted")
+	// ErrInvalidConfig is matched by every configuration error.
+	ErrInvalidConfig = errors.New("binlogstream: invalid config")
+	// ErrOffsetTooLarge is matched when a dump would have to start past
+	// 4 GiB in one file: COM_BINLOG_DUMP carries a 32-bit offset.
+	ErrOffsetTooLarge = errors.New("binlogstream: binlog offset past 4 GiB cannot be requested in file mode")
+)
+
+func configError(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalidConfig, fmt.Sprintf(format, args...))
+}
+
+// ReconnectError is returned when the streamer gave up reconnecting.
+type ReconnectError struct {
+	Attempts int
+	Last     error // the error of the last attempt
+}
+
+func (e *ReconnectError) Error() string {
+	return fmt.Sprintf("binlogstream: gave up after %d reconnect attempts: %v", e.Attempts, e.Last)
+}
+
+// Unwrap returns ErrReconnectExhausted and the last error, so both
+// errors.Is(err, ErrReconnectExhausted) and a check for the cause work.
+func (e *ReconnectError) Unwrap() []error { return []error{ErrReconnectExhausted, e.Last} }
+
+// ListenerError wraps an error returned by a listener. The event it
+// failed on does not count as streamed.
+type ListenerError struct {
+	Position Position // end of the event the listener failed on
+	Err      error
+}
+
+func (e *ListenerError) Error() string {
+	return fmt.Sprintf("binlogstream: listener failed on the event ending at %s: %v", e.Position, e.Err)
+}
+
+func (e *ListenerError) Unwrap() error { return e.Err }
+
+// DecodeError wraps an event that go-mysql could not decode. It usually
+// means the dump started inside a statement (after its Table_map), which a
+// ResumePosition from this package never does, or a corrupt binlog.
+type DecodeError struct {
+	Start Position // the dump's start
+	Err   error
+}
+
+func (e *DecodeError) Error() string {
+	return fmt.Sprintf("binlogstream: cannot decode the binlog (dump started at %s; a start inside a statement, after its Table_map, fails like this): %v", e.Start, e.Err)
+}
+
+func (e *DecodeError) Unwrap() error { return e.Err }
+
+// ServerError wraps an error the server sent, such as 1236 for a binlog
+// that was purged or a position past the end of a file.
+type ServerError struct {
+	Start Position
+	Err   *mysql.MyError
+}
+
+func (e *ServerError) Error() string {
+	return fmt.Sprintf("binlogstream: server refused the dump at %s: %v", e.Start, e.Err)
+}
+
+func (e *ServerError) Unwrap() error { return e.Err }
+
+// Server error codes on which a reconnect can succeed: the server is
+// shutting down or killed our dump thread.
+var transientServerCodes = map[uint16]bool{
+	mysql.ER_SERVER_SHUTDOWN:       true, // 1053
+	1927:                           true, // ER_CONNECTION_KILLED (MariaDB)
+	mysql.ER_NET_READ_ERROR:        true,
+	mysql.ER_NET_READ_INTERRUPTED:  true,
+	mysql.ER_NET_ERROR_ON_WRITE:    true,
+	mysql.ER_NET_WRITE_INTERRUPTED: true,
+	mysql.ER_QUERY_INTERRUPTED:     true,
+	mysql.ER_CON_COUNT_ERROR:       true,
+}
+
+// IsRetryable reports whether err is a dropped or refused connection that a
+// reconnect may cure. Server refusals such as a purged binlog (1236),
+// decode errors and listener errors are not retryable.
+func IsRetryable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var me *mysql.MyError
+	if errors.As(err, &me) {
+		return transientServerCodes[me.Code]
+	}
+	var ee *replication.EventError
+	if errors.As(err, &ee) {
+		return false
+	}
+	if errors.Is(err, mysql.ErrBadConn) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, net.ErrClosed) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne)
+}

@@ -1,0 +1,342 @@
+package binlogstream
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Position is a place in a server's binary log: a file name and a byte
+// offset in that file. Offsets are 64-bit because a file passes 4 GiB when
+// one transaction is huge, while the event header's LogPos is only 32 bits.
+type Position struct {
+	File   string
+	Offset uint64
+}
+
+// String renders the position as FILE:OFFSET.
+func (p Position) String() string {
+	return p.File + ":" + strconv.FormatUint(p.Offset, 10)
+}
+
+// IsZero reports whether p is the zero Position (no file).
+func (p Position) IsZero() bool { return p.File == "" && p.Offset == 0 }
+
+// ParsePosition parses FILE:OFFSET as written by Position.String.
+func ParsePosition(s string) (Position, error) {
+	i := strings.LastIndexByte(s, ':')
+	if i <= 0 || i == len(s)-1 {
+		return Position{}, fmt.Errorf("binlogstream: position %q is not FILE:OFFSET", s)
+	}
+	off, err := strconv.ParseUint(s[i+1:], 10, 64)
+	if err != nil {
+		return Position{}, fmt.Errorf("binlogstream: position %q: offset is not a number", s)
+	}
+	return Position{File: s[:i], Offset: off}, nil
+}
+
+// Compare orders positions as the server writes them: by binlog file
+// sequence, then offset. It returns -1, 0 or +1.
+func (p Position) Compare(q Position) int {
+	if c := compareFileNames(p.File, q.File); c != 0 {
+		return c
+	}
+	switch {
+	case p.Offset < q.Offset:
+		return -1
+	case p.Offset > q.Offset:
+		return 1
+	}
+	return 0
+}
+
+// compareFileNames orders binlog names like mysql-bin.000009 <
+// mysql-bin.000010 < mysql-bin.1000000: by base name, then numeric suffix.
+// The suffix gains digits past 999999, so plain string order is wrong.
+func compareFileNames(a, b string) int {
+	if a == b {
+		return 0
+	}
+	ab, an, aok := splitFileName(a)
+	bb, bn, bok := splitFileName(b)
+	if aok && bok && ab == bb {
+		switch {
+		case an < bn:
+			return -1
+		case an > bn:
+			return 1
+		}
+	}
+	return strings.Compare(a, b)
+}
+
+func splitFileName(name string) (base string, seq uint64, ok bool) {
+	i := strings.LastIndexByte(name, '.')
+	if i < 0 || i == len(name)-1 {
+		return name, 0, false
+	}
+	n, err := strconv.ParseUint(name[i+1:], 10, 64)
+	if err != nil {
+		return name, 0, false
+	}
+	return name[:i], n, true
+}
+
+// ResumePosition is what a consumer persists to resume later. It holds two
+// positions (see doc.go for the contract):
+//
+//   - Streamed: the end of the last event that was delivered to the
+//     listeners and acknowledged by all of them. Nothing at or before it is
+//     ever delivered again. With Rows > 0, the first Rows row changes of the
+//     event that starts at Streamed count as delivered too.
+//   - Safe: a statement boundary at or before Streamed. A dump started there
+//     decodes every following event, because no statement's Table_map lies
+//     behind it. Resuming starts the dump at Safe and drops the replayed
+//     events up to Streamed.
+//
+// InTxn and GTID describe the transaction open at Safe, so that events
+// replayed from the middle of a transaction still carry its GTID.
+//
+// The zero value means "no position". Use StartAt to begin at a position
+// known to be a boundary (for example SHOW MASTER STATUS), and
+// ParseResumePosition to read a token written by String.
+type ResumePosition struct {
+	Safe     Position
+	Streamed Position
+	Rows     uint32
+	InTxn    bool
+	GTID     string
+}
+
+// StartAt returns a ResumePosition that starts streaming at pos. pos must
+// be an event boundary outside any statement, such as a file's offset 4 or
+// the position SHOW MASTER STATUS reports.
+func StartAt(pos Position) ResumePosition {
+	return ResumePosition{Safe: pos, Streamed: pos}
+}
+
+// IsZero reports whether r holds no position.
+func (r ResumePosition) IsZero() bool { return r == ResumePosition{} }
+
+// Token format, version 1 (file mode): "bls1." + base64url(payload), where
+// payload is
+//
+//	kind byte (1 = file mode) | flags byte | safe file | safe offset |
+//	[streamed file, when flagOtherFile] | streamed offset | rows |
+//	[gtid, when flagGTID] | crc32 (IEEE, little endian) of all before it
+//
+// strings are uvarint length + bytes, integers are uvarints. The checksum
+// makes a truncated or edited token fail loudly instead of resuming from a
+// wrong place.
+const (
+	tokenPrefix   = "bls1."
+	tokenKindFile = 1
+
+	flagInTxn     = 1 << 0
+	flagOtherFile = 1 << 1
+	flagGTID      = 1 << 2
+	knownFlags    = flagInTxn | flagOtherFile | flagGTID
+
+	maxTokenLen = 4096
+)
+
+// ErrInvalidToken is matched (errors.Is) by every error that comes from
+// parsing a corrupt, truncated or foreign resume token.
+var ErrInvalidToken = errors.New("binlogstream: invalid resume token")
+
+// TokenError describes why a resume token was refused.
+type TokenError struct {
+	Token  string // the token, shortened when long
+	Reason string
+}
+
+func (e *TokenError) Error() string {
+	return fmt.Sprintf("binlogstream: invalid resume token %q: %s", e.Token, e.Reason)
+}
+
+// Unwrap makes errors.Is(err, ErrInvalidToken) true.
+func (e *TokenError) Unwrap() error { return ErrInvalidToken }
+
+func tokenError(tok, reason string) error {
+	if len(tok) > 64 {
+		tok = tok[:61] + "..."
+	}
+	return &TokenError{Token: tok, Reason: reason}
+}
+
+// String encodes r as a compact, versioned, opaque token. The zero
+// ResumePosition encodes as "".
+func (r ResumePosition) String() string {
+	if r.IsZero() {
+		return ""
+	}
+	var flags byte
+	if r.InTxn {
+		flags |= flagInTxn
+	}
+	if r.Streamed.File != r.Safe.File {
+		flags |= flagOtherFile
+	}
+	if r.GTID != "" {
+		flags |= flagGTID
+	}
+	b := make([]byte, 0, 32+len(r.Safe.File)+len(r.GTID))
+	b = append(b, tokenKindFile, flags)
+	b = appendString(b, r.Safe.File)
+	b = binary.AppendUvarint(b, r.Safe.Offset)
+	if flags&flagOtherFile != 0 {
+		b = appendString(b, r.Streamed.File)
+	}
+	b = binary.AppendUvarint(b, r.Streamed.Offset)
+	b = binary.AppendUvarint(b, uint64(r.Rows))
+	if flags&flagGTID != 0 {
+		b = appendString(b, r.GTID)
+	}
+	b = binary.LittleEndian.AppendUint32(b, crc32.ChecksumIEEE(b))
+	return tokenPrefix + base64.RawURLEncoding.EncodeToString(b)
+}
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// ParseResumePosition decodes a token written by ResumePosition.String. The
+// empty string gives the zero ResumePosition. Any other malformed input
+// gives a *TokenError (errors.Is(err, ErrInvalidToken)).
+func ParseResumePosition(tok string) (ResumePosition, error) {
+	if tok == "" {
+		return ResumePosition{}, nil
+	}
+	if len(tok) > maxTokenLen {
+		return ResumePosition{}, tokenError(tok, "too long")
+	}
+	if !strings.HasPrefix(tok, tokenPrefix) {
+		if strings.HasPrefix(tok, "bls") {
+			return ResumePosition{}, tokenError(tok, "unsupported token version (this build reads bls1)")
+		}
+		return ResumePosition{}, tokenError(tok, "not a binlogstream token (want prefix \"bls1.\")")
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(tok[len(tokenPrefix):])
+	if err != nil {
+		return ResumePosition{}, tokenError(tok, "not base64url")
+	}
+	if len(raw) < 2+4 {
+		return ResumePosition{}, tokenError(tok, "truncated")
+	}
+	body, sum := raw[:len(raw)-4], binary.LittleEndian.Uint32(raw[len(raw)-4:])
+	if crc32.ChecksumIEEE(body) != sum {
+		return ResumePosition{}, tokenError(tok, "checksum mismatch (corrupt or edited)")
+	}
+	d := tokenDecoder{b: body}
+	kind, flags := d.byte(), d.byte()
+	if kind != tokenKindFile {
+		return ResumePosition{}, tokenError(tok, fmt.Sprintf("unknown position kind %d", kind))
+	}
+	if flags&^knownFlags != 0 {
+		return ResumePosition{}, tokenError(tok, fmt.Sprintf("unknown flags %#x", flags))
+	}
+	var r ResumePosition
+	r.InTxn = flags&flagInTxn != 0
+	r.Safe.File = d.string()
+	r.Safe.Offset = d.uvarint()
+	r.Streamed.File = r.Safe.File
+	if flags&flagOtherFile != 0 {
+		r.Streamed.File = d.string()
+	}
+	r.Streamed.Offset = d.uvarint()
+	rows := d.uvarint()
+	if rows > math.MaxUint32 {
+		d.fail("row count out of range")
+	}
+	r.Rows = uint32(rows)
+	if flags&flagGTID != 0 {
+		r.GTID = d.string()
+	}
+	if d.err == "" && len(d.b) != 0 {
+		d.fail("trailing bytes")
+	}
+	if d.err != "" {
+		return ResumePosition{}, tokenError(tok, d.err)
+	}
+	if err := r.validate(); err != nil {
+		return ResumePosition{}, tokenError(tok, err.Error())
+	}
+	return r, nil
+}
+
+// validate checks the invariants every token written by this package holds.
+func (r ResumePosition) validate() error {
+	if r.Safe.File == "" || r.Streamed.File == "" {
+		return errors.New("empty file name")
+	}
+	if r.Safe.Compare(r.Streamed) > 0 {
+		return fmt.Errorf("safe point %s is after streamed position %s", r.Safe, r.Streamed)
+	}
+	if r.GTID != "" && !r.InTxn {
+		return errors.New("GTID without an open transaction")
+	}
+	return nil
+}
+
+type tokenDecoder struct {
+	b   []byte
+	err string
+}
+
+func (d *tokenDecoder) fail(reason string) {
+	if d.err == "" {
+		d.err = reason
+	}
+	d.b = nil
+}
+
+func (d *tokenDecoder) byte() byte {
+	if len(d.b) < 1 {
+		d.fail("truncated")
+		return 0
+	}
+	c := d.b[0]
+	d.b = d.b[1:]
+	return c
+}
+
+func (d *tokenDecoder) uvarint() uint64 {
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail("bad number")
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *tokenDecoder) string() string {
+	n := d.uvarint()
+	if n > uint64(len(d.b)) {
+		d.fail("truncated string")
+		return ""
+	}
+	s := string(d.b[:n])
+	d.b = d.b[n:]
+	return s
+}
+
+// MarshalText encodes r as its token, so it round-trips through JSON,
+// YAML and flag values.
+func (r ResumePosition) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
+
+// UnmarshalText decodes a token written by MarshalText.
+func (r *ResumePosition) UnmarshalText(b []byte) error {
+	v, err := ParseResumePosition(string(b))
+	if err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}

@@ -1,0 +1,318 @@
+package binlogstream
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
+	"github.com/sirupsen/logrus"
+)
+
+// DSN is a server address with credentials, written
+// USER:PASSWORD@tcp(HOST:PORT)/ as the MySQL drivers do.
+type DSN struct {
+	User, Password string
+	Host           string
+	Port           uint16
+}
+
+// String renders the DSN with the password replaced by "xxxxx", so it is
+// safe for errors and logs.
+func (d DSN) String() string {
+	pw := ""
+	if d.Password != "" {
+		pw = ":xxxxx"
+	}
+	return fmt.Sprintf("%s%s@tcp(%s)/", d.User, pw, net.JoinHostPort(d.Host, strconv.Itoa(int(d.Port))))
+}
+
+// ParseDSN reads USER[:PASSWORD]@tcp(HOST[:PORT])[/]. The port defaults to
+// 3306. Errors never contain the password.
+func ParseDSN(s string) (DSN, error) {
+	var d DSN
+	at := strings.LastIndex(s, "@")
+	if at < 0 {
+		return d, configError("DSN %q: want USER:PASSWORD@tcp(HOST:PORT)/", redactDSN(s))
+	}
+	cred, addr := s[:at], s[at+1:]
+	if i := strings.IndexByte(cred, ':'); i >= 0 {
+		d.User, d.Password = cred[:i], cred[i+1:]
+	} else {
+		d.User = cred
+	}
+	if d.User == "" {
+		return DSN{}, configError("DSN %q: empty user", redactDSN(s))
+	}
+	addr = strings.TrimSuffix(addr, "/")
+	if !strings.HasPrefix(addr, "tcp(") || !strings.HasSuffix(addr, ")") {
+		return DSN{}, configError("DSN %q: address must be tcp(HOST:PORT)", redactDSN(s))
+	}
+	hp := addr[len("tcp(") : len(addr)-1]
+	host, port, err := net.SplitHostPort(hp)
+	if err != nil {
+		host, port = hp, "3306"
+	}
+	if host == "" {
+		return DSN{}, configError("DSN %q: empty host", redactDSN(s))
+	}
+	p, err := strconv.ParseUint(port, 10, 16)
+	if err != nil || p == 0 {
+		return DSN{}, configError("DSN %q: bad port %q", redactDSN(s), port)
+	}
+	d.Host, d.Port = host, uint16(p)
+	return d, nil
+}
+
+// redactDSN hides whatever stands between the first ':' and the last '@'.
+func redactDSN(s string) string {
+	at := strings.LastIndex(s, "@")
+	if at < 0 {
+		return "(unparsable DSN)"
+	}
+	if i := strings.IndexByte(s[:at], ':'); i >= 0 {
+		return s[:i] + ":xxxxx" + s[at:]
+	}
+	return s
+}
+
+// SyncerConfig configures a SyncerSource: a real server over go-mysql's
+// BinlogSyncer.
+type SyncerConfig struct {
+	DSN
+	// ServerID is the replica id the dump registers with. It must be
+	// non-zero and unique among the server's replicas.
+	ServerID uint32
+	// Flavor is "mysql" (default) or "mariadb".
+	Flavor string
+	// HeartbeatPeriod asks the server for heartbeats when idle (default 5s).
+	HeartbeatPeriod time.Duration
+	// ReadTimeout declares the connection dead when nothing, heartbeats
+	// included, arrives for that long (default 6 heartbeat periods).
+	ReadTimeout time.Duration
+	TLSConfig   *tls.Config
+	// EventCacheCount bounds the events go-mysql decodes ahead of the
+	// listeners (default 1024).
+	EventCacheCount int
+	// Tune, when set, may adjust go-mysql's config (ParseTime, UseDecimal,
+	// ...) before each syncer is made. Retry, logging and identity fields
+	// are set again after it.
+	Tune func(*replication.BinlogSyncerConfig)
+	// Logger receives go-mysql's log lines (at Debug, Warn for its errors).
+	Logger logrus.FieldLogger
+}
+
+func (c *SyncerConfig) validate() error {
+	if c.ServerID == 0 {
+		return configError("ServerID must be non-zero (the server identifies replicas by it)")
+	}
+	if c.Host == "" {
+		return configError("Host is empty")
+	}
+	if c.Port == 0 {
+		c.Port = 3306
+	}
+	if c.User == "" {
+		return configError("User is empty")
+	}
+	switch c.Flavor {
+	case "":
+		c.Flavor = mysql.MySQLFlavor
+	case mysql.MySQLFlavor, mysql.MariaDBFlavor:
+	default:
+		return configError("Flavor %q: want %q or %q", c.Flavor, mysql.MySQLFlavor, mysql.MariaDBFlavor)
+	}
+	if c.HeartbeatPeriod < 0 || c.ReadTimeout < 0 {
+		return configError("negative HeartbeatPeriod or ReadTimeout")
+	}
+	if c.HeartbeatPeriod == 0 {
+		c.HeartbeatPeriod = 5 * time.Second
+	}
+	if c.ReadTimeout == 0 {
+		c.ReadTimeout = 6 * c.HeartbeatPeriod
+	}
+	if c.EventCacheCount <= 0 {
+		c.EventCacheCount = 1024
+	}
+	if c.Logger == nil {
+		l := logrus.New()
+		l.SetOutput(io.Discard)
+		c.Logger = l
+	}
+	return nil
+}
+
+// SyncerSource is the production Source: every Open makes a new go-mysql
+// BinlogSyncer with its own retry turned off, because the streamer owns
+// reconnects (go-mysql's GTID retry replays events already delivered).
+type SyncerSource struct {
+	cfg SyncerConfig
+}
+
+var _ Source = (*SyncerSource)(nil)
+
+// NewSyncerSource validates cfg; it connects nothing yet.
+func NewSyncerSource(cfg SyncerConfig) (*SyncerSource, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return &SyncerSource{cfg: cfg}, nil
+}
+
+func (s *SyncerSource) syncerConfig() replication.BinlogSyncerConfig {
+	var c replication.BinlogSyncerConfig
+	if s.cfg.Tune != nil {
+		s.cfg.Tune(&c)
+	}
+	c.ServerID = s.cfg.ServerID
+	c.Flavor = s.cfg.Flavor
+	c.Host, c.Port, c.User, c.Password = s.cfg.Host, s.cfg.Port, s.cfg.User, s.cfg.Password
+	c.HeartbeatPeriod = s.cfg.HeartbeatPeriod
+	c.ReadTimeout = s.cfg.ReadTimeout
+	c.TLSConfig = s.cfg.TLSConfig
+	c.DisableRetrySync = true
+	c.MaxReconnectAttempts = 1
+	c.EventCacheCount = s.cfg.EventCacheCount
+	c.Logger = slog.New(&logrusHandler{log: s.cfg.Logger, secret: s.cfg.Password})
+	return c
+}
+
+// OpenFile starts a COM_BINLOG_DUMP at pos.
+func (s *SyncerSource) OpenFile(ctx context.Context, pos mysql.Position) (Stream, error) {
+	return s.open(ctx, func(b *replication.BinlogSyncer) (*replication.BinlogStreamer, error) {
+		return b.StartSync(pos)
+	})
+}
+
+// OpenGTID starts a GTID dump after set (a clone is passed to go-mysql,
+// which mutates the set it is given).
+func (s *SyncerSource) OpenGTID(ctx context.Context, set mysql.GTIDSet) (Stream, error) {
+	return s.open(ctx, func(b *replication.BinlogSyncer) (*replication.BinlogStreamer, error) {
+		return b.StartSyncGTID(set.Clone())
+	})
+}
+
+func (s *SyncerSource) open(ctx context.Context, start func(*replication.BinlogSyncer) (*replication.BinlogStreamer, error)) (Stream, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	b := replication.NewBinlogSyncer(s.syncerConfig())
+	type result struct {
+		st  *replication.BinlogStreamer
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		st, err := start(b)
+		ch <- result{st, err}
+	}()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			b.Close()
+			return nil, fmt.Errorf("binlogstream: connect to %s: %w", s.cfg.DSN, scrubError(r.err, s.cfg.Password))
+		}
+		return &syncerStream{syncer: b, st: r.st}, nil
+	case <-ctx.Done():
+		go func() { <-ch; b.Close() }()
+		return nil, ctx.Err()
+	}
+}
+
+type syncerStream struct {
+	syncer *replication.BinlogSyncer
+	st     *replication.BinlogStreamer
+	once   sync.Once
+}
+
+func (s *syncerStream) Next(ctx context.Context) (*replication.BinlogEvent, error) {
+	return s.st.GetEvent(ctx)
+}
+
+func (s *syncerStream) Close() error {
+	s.once.Do(s.syncer.Close)
+	return nil
+}
+
+// logrusHandler routes go-mysql's slog lines to a logrus logger. go-mysql
+// logs its whole config at Info and every connection error at Error; the
+// streamer decides what is an error, so Info and below go to Debug and
+// Warn and Error to Warn. The password is scrubbed from every line.
+type logrusHandler struct {
+	log    logrus.FieldLogger
+	secret string
+	attrs  []slog.Attr
+	group  string
+}
+
+func (h *logrusHandler) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h *logrusHandler) Handle(_ context.Context, r slog.Record) error {
+	fields := logrus.Fields{"component": "go-mysql"}
+	add := func(a slog.Attr) bool {
+		key := a.Key
+		if h.group != "" {
+			key = h.group + "." + key
+		}
+		fields[key] = h.scrub(a.Value.String())
+		return true
+	}
+	for _, a := range h.attrs {
+		add(a)
+	}
+	r.Attrs(add)
+	e := h.log.WithFields(fields)
+	msg := h.scrub(r.Message)
+	if r.Level >= slog.LevelWarn {
+		e.Warn(msg)
+	} else {
+		e.Debug(msg)
+	}
+	return nil
+}
+
+func (h *logrusHandler) scrub(s string) string {
+	if h.secret == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, h.secret, "xxxxx")
+}
+
+func (h *logrusHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	c := *h
+	c.attrs = append(append([]slog.Attr(nil), h.attrs...), attrs...)
+	return &c
+}
+
+func (h *logrusHandler) WithGroup(name string) slog.Handler {
+	c := *h
+	if c.group != "" {
+		name = c.group + "." + name
+	}
+	c.group = name
+	return &c
+}
+
+// scrubError hides secret in err's text while keeping errors.Is/As working.
+func scrubError(err error, secret string) error {
+	if err == nil || secret == "" || !strings.Contains(err.Error(), secret) {
+		return err
+	}
+	return &scrubbedError{err: err, secret: secret}
+}
+
+type scrubbedError struct {
+	err    error
+	secret string
+}
+
+func (e *scrubbedError) Error() string { return strings.ReplaceAll(e.err.Error(), e.secret, "xxxxx") }
+func (e *scrubbedError) Unwrap() error { return e.err }

@@ -1,0 +1,324 @@
+package binlogstream
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/go-mysql-org/go-mysql/replication"
+)
+
+// The tracker is the pure core of the streamer: it observes one decoded
+// event at a time, in the order a dump sends them, and answers "deliver,
+// drop or ignore?" and "where may a new dump start?". It does no I/O, so a
+// test can crash it after any event with a plain loop.
+
+type action int
+
+const (
+	// actIgnore: a connection artifact (fake Rotate, header
+	// Format_description, fake Gtid_list, heartbeat). Not binlog content.
+	actIgnore action = iota
+	// actDrop: a replayed event that was delivered before the resume.
+	actDrop
+	// actDeliver: a new event; hand it to the listeners.
+	actDeliver
+)
+
+// decision is the tracker's answer for one event.
+type decision struct {
+	action action
+	start  Position // where the event starts in the binlog
+	end    Position // where the next event starts
+	gtid   string   // GTID of the transaction the event belongs to
+	// skipRows row changes at the front of a rows event were delivered
+	// before the resume; trim them.
+	skipRows uint32
+	// before is the resume position just before this event, after the one
+	// right after it. Both are only meaningful for actDeliver and actDrop.
+	before, after ResumePosition
+	heartbeat     bool
+}
+
+type txnStage uint8
+
+const (
+	txnNone       txnStage = iota
+	txnHeader              // a GTID event was read; BEGIN or the statement follows
+	txnOpen                // inside BEGIN ... COMMIT/XID (or a MariaDB group)
+	txnStandalone          // MariaDB FL_STANDALONE group: one statement, no COMMIT
+)
+
+// ErrResumeMismatch is matched by errors that say the binlog replayed from
+// the safe point is not the one the resume position was taken from (a
+// server reset, a restored backup, or a position from another server).
+var ErrResumeMismatch = errors.New("binlogstream: replayed binlog does not match the resume position")
+
+// ErrPosition is matched by errors about event positions the tracker
+// cannot follow exactly (an event before the dump's Rotate, a LogPos that
+// disagrees with the event sizes). Positions are never guessed.
+var ErrPosition = errors.New("binlogstream: inconsistent binlog position")
+
+type tracker struct {
+	from ResumePosition
+
+	next      Position // where the next event starts; File "" until the dump's Rotate
+	header    bool     // after a fake Rotate, before the first real event
+	replaying bool     // still before from.Streamed (or its partial event)
+	pending   bool     // a statement is open: its Table_map(s) are behind us
+	stage     txnStage // transaction state at next
+	gtid      string
+	safe      Position
+	safeInTxn bool
+	safeGTID  string
+	last      ResumePosition // resume position after the last event observed
+	sawRotate bool
+}
+
+// newTracker returns a tracker for a dump that starts at from.Safe.
+func newTracker(from ResumePosition) *tracker {
+	t := &tracker{
+		from:      from,
+		safe:      from.Safe,
+		safeInTxn: from.InTxn,
+		safeGTID:  from.GTID,
+		last:      from,
+		gtid:      from.GTID,
+	}
+	if from.InTxn {
+		t.stage = txnOpen
+	}
+	t.replaying = from.Streamed.Compare(from.Safe) > 0 || from.Rows > 0
+	return t
+}
+
+func isRowsEvent(t replication.EventType) bool {
+	switch t {
+	case replication.WRITE_ROWS_EVENTv0, replication.UPDATE_ROWS_EVENTv0, replication.DELETE_ROWS_EVENTv0,
+		replication.WRITE_ROWS_EVENTv1, replication.UPDATE_ROWS_EVENTv1, replication.DELETE_ROWS_EVENTv1,
+		replication.WRITE_ROWS_EVENTv2, replication.UPDATE_ROWS_EVENTv2, replication.DELETE_ROWS_EVENTv2,
+		replication.MARIADB_WRITE_ROWS_COMPRESSED_EVENT_V1,
+		replication.MARIADB_UPDATE_ROWS_COMPRESSED_EVENT_V1,
+		replication.MARIADB_DELETE_ROWS_COMPRESSED_EVENT_V1,
+		replication.PARTIAL_UPDATE_ROWS_EVENT:
+		return true
+	}
+	return false
+}
+
+// rowsPerChange is 2 for update events (before and after image), else 1.
+func rowsPerChange(t replication.EventType) int {
+	switch t {
+	case replication.UPDATE_ROWS_EVENTv0, replication.UPDATE_ROWS_EVENTv1, replication.UPDATE_ROWS_EVENTv2,
+		replication.MARIADB_UPDATE_ROWS_COMPRESSED_EVENT_V1, replication.PARTIAL_UPDATE_ROWS_EVENT:
+		return 2
+	}
+	return 1
+}
+
+// RowChanges returns the number of row changes a rows event carries
+// (an update's before and after image count as one change).
+func RowChanges(ev *replication.BinlogEvent) int {
+	re, ok := ev.Event.(*replication.RowsEvent)
+	if !ok || ev.Header == nil || !isRowsEvent(ev.Header.EventType) {
+		return 0
+	}
+	return len(re.Rows) / rowsPerChange(ev.Header.EventType)
+}
+
+func positionError(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrPosition, fmt.Sprintf(format, args...))
+}
+
+func mismatchError(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrResumeMismatch, fmt.Sprintf(format, args...))
+}
+
+// observe feeds one event to the tracker.
+func (t *tracker) observe(ev *replication.BinlogEvent) (decision, error) {
+	h := ev.Header
+	if h == nil {
+		return decision{}, positionError("event without a header")
+	}
+	switch h.EventType {
+	case replication.HEARTBEAT_EVENT, replication.HEARTBEAT_LOG_EVENT_V2:
+		return decision{action: actIgnore, heartbeat: true}, nil
+	case replication.ROTATE_EVENT:
+		if h.Flags&replication.LOG_EVENT_ARTIFICIAL_F != 0 {
+			return t.fakeRotate(ev)
+		}
+	case replication.FORMAT_DESCRIPTION_EVENT:
+		if h.LogPos == 0 {
+			return decision{action: actIgnore}, nil // resent header of a dump started mid-file
+		}
+	case replication.MARIADB_GTID_LIST_EVENT, replication.PREVIOUS_GTIDS_EVENT:
+		if h.LogPos == 0 && t.header {
+			return decision{action: actIgnore}, nil // MariaDB's fake Gtid_list at dump start
+		}
+	}
+	if h.Flags&replication.LOG_EVENT_ARTIFICIAL_F != 0 {
+		return decision{action: actIgnore}, nil
+	}
+	if !t.sawRotate {
+		return decision{}, positionError("%s event before the dump's Rotate event", h.EventType)
+	}
+	t.header = false
+
+	d := decision{start: t.next}
+	size := uint64(h.EventSize)
+	d.end = Position{File: t.next.File, Offset: t.next.Offset + size}
+	if h.LogPos != 0 && uint32(d.end.Offset) != h.LogPos {
+		return decision{}, positionError("%s event at %s has size %d and LogPos %d; expected LogPos %d",
+			h.EventType, t.next, size, h.LogPos, uint32(d.end.Offset))
+	}
+	if re, ok := ev.Event.(*replication.RotateEvent); ok {
+		d.end = Position{File: string(re.NextLogName), Offset: re.Position}
+	}
+
+	// Transaction and statement state, as of the end of this event.
+	d.gtid = t.updateState(ev)
+
+	if t.replaying {
+		c := d.end.Compare(t.from.Streamed)
+		switch {
+		case c <= 0:
+			d.action = actDrop
+		case d.start != t.from.Streamed:
+			return decision{}, mismatchError("event %s at %s-%s crosses the streamed position %s",
+				h.EventType, d.start, d.end, t.from.Streamed)
+		default:
+			t.replaying = false
+			if t.from.Rows > 0 {
+				n := RowChanges(ev)
+				if !isRowsEvent(h.EventType) || uint32(n) <= t.from.Rows {
+					return decision{}, mismatchError("the event at %s is %s with %d row changes; the resume position says %d of them were delivered",
+						d.start, h.EventType, n, t.from.Rows)
+				}
+				d.skipRows = t.from.Rows
+			}
+			d.action = actDeliver
+		}
+	} else {
+		d.action = actDeliver
+	}
+
+	t.next = d.end
+	if !t.pending && (t.stage == txnNone || t.stage == txnOpen) {
+		t.safe = d.end
+		t.safeInTxn = t.stage == txnOpen
+		t.safeGTID = ""
+		if t.safeInTxn {
+			t.safeGTID = t.gtid
+		}
+	}
+	d.before = t.last
+	if d.action == actDrop {
+		t.last = ResumePosition{Safe: t.safe, Streamed: t.from.Streamed, Rows: t.from.Rows, InTxn: t.safeInTxn, GTID: t.safeGTID}
+		if t.safe.Compare(t.from.Streamed) > 0 { // cannot happen: safe points are event ends
+			return decision{}, positionError("safe point %s passed the streamed position %s", t.safe, t.from.Streamed)
+		}
+	} else {
+		t.last = ResumePosition{Safe: t.safe, Streamed: d.end, InTxn: t.safeInTxn, GTID: t.safeGTID}
+	}
+	d.after = t.last
+	return d, nil
+}
+
+func (t *tracker) fakeRotate(ev *replication.BinlogEvent) (decision, error) {
+	re, ok := ev.Event.(*replication.RotateEvent)
+	if !ok {
+		return decision{}, positionError("undecoded Rotate event")
+	}
+	pos := Position{File: string(re.NextLogName), Offset: re.Position}
+	if pos.Offset < 4 {
+		pos.Offset = 4
+	}
+	if !t.sawRotate {
+		if pos != t.from.Safe {
+			return decision{}, positionError("dump requested at %s started at %s", t.from.Safe, pos)
+		}
+	} else if pos != t.next && !(pos.File == t.next.File && pos.Offset == 4 && t.next.Offset == 4) {
+		return decision{}, positionError("server rotated to %s while the stream was at %s", pos, t.next)
+	}
+	t.sawRotate = true
+	t.header = true
+	t.next = pos
+	return decision{action: actIgnore}, nil
+}
+
+// updateState advances the statement and transaction state past ev and
+// returns the GTID of the transaction ev belongs to.
+func (t *tracker) updateState(ev *replication.BinlogEvent) string {
+	typ := ev.Header.EventType
+	switch {
+	case typ == replication.TABLE_MAP_EVENT:
+		t.pending = true
+	case isRowsEvent(typ):
+		if re, ok := ev.Event.(*replication.RowsEvent); ok && re.Flags&replication.RowsEventStmtEndFlag != 0 {
+			t.pending = false
+		}
+	case typ == replication.INTVAR_EVENT || typ == replication.RAND_EVENT || typ == replication.USER_VAR_EVENT ||
+		typ == replication.MARIADB_ANNOTATE_ROWS_EVENT || typ == replication.ROWS_QUERY_EVENT:
+		// context for the statement that follows: resume before it, not between
+		t.pending = true
+	}
+
+	switch e := ev.Event.(type) {
+	case *replication.GTIDEvent:
+		t.pending = false
+		t.stage = txnHeader
+		t.gtid = mysqlGTIDString(e)
+	case *replication.GtidTaggedLogEvent:
+		t.pending = false
+		t.stage = txnHeader
+		t.gtid = mysqlGTIDString(&e.GTIDEvent)
+		if tag := e.Tag.String(); tag != "" && t.gtid != "" {
+			i := strings.IndexByte(t.gtid, ':')
+			t.gtid = t.gtid[:i] + ":" + tag + t.gtid[i:]
+		}
+	case *replication.MariadbGTIDEvent:
+		t.pending = false
+		t.gtid = e.GTID.String()
+		if e.Flags&replication.BINLOG_MARIADB_FL_STANDALONE != 0 {
+			t.stage = txnStandalone
+		} else {
+			t.stage = txnOpen
+		}
+	case *replication.QueryEvent:
+		t.pending = false
+		q := strings.ToUpper(strings.TrimSpace(string(e.Query)))
+		switch {
+		case q == "BEGIN" || strings.HasPrefix(q, "XA START") || strings.HasPrefix(q, "XA BEGIN"):
+			t.stage = txnOpen
+		case q == "COMMIT" || q == "ROLLBACK" || strings.HasPrefix(q, "XA END") || strings.HasPrefix(q, "XA COMMIT") ||
+			strings.HasPrefix(q, "XA ROLLBACK") || strings.HasPrefix(q, "XA PREPARE"):
+			return t.endTxn()
+		default:
+			if t.stage != txnOpen {
+				return t.endTxn() // a DDL or other statement that is its own transaction
+			}
+		}
+	case *replication.XIDEvent:
+		t.pending = false
+		return t.endTxn()
+	case *replication.TransactionPayloadEvent:
+		t.pending = false
+		return t.endTxn() // a whole compressed transaction in one event
+	}
+	return t.gtid
+}
+
+func (t *tracker) endTxn() string {
+	g := t.gtid
+	t.stage = txnNone
+	t.gtid = ""
+	return g
+}
+
+func mysqlGTIDString(e *replication.GTIDEvent) string {
+	if len(e.SID) != 16 || e.GNO == 0 {
+		return "" // anonymous
+	}
+	s := e.SID
+	return fmt.Sprintf("%x-%x-%x-%x-%x:%d", s[0:4], s[4:6], s[6:8], s[8:10], s[10:16], e.GNO)
+}
