@@ -1,4 +1,62 @@
 // Package binlogstream streams a MySQL or MariaDB binary log and can be
 // stopped, crashed or reconnected at any moment and resumed with every event
 // delivered exactly once.
+//
+// # Two positions
+//
+// A BinlogStreamer tracks two positions, kept together in a ResumePosition:
+//
+//   - Streamed is the end of the last event every listener acknowledged
+//     (returned nil for). Nothing at or before Streamed is delivered again,
+//     by this streamer or by one resumed from the position.
+//   - Safe is the last statement boundary at or before Streamed: a place
+//     where a new dump can start and every following event decodes. Row
+//     events are decoded with the Table_map events written before them in
+//     the same statement, and go-mysql forgets its table maps at the end of
+//     each statement, so a dump that starts between a Table_map and the
+//     statement's last rows event (the one with STMT_END_F) fails with
+//     "invalid table id N, no corresponding table map event". That is how
+//     ghostferry and gh-ost broke when they resumed from the last streamed
+//     position.
+//
+// Safe points are statement boundaries, not transaction boundaries: in file
+// mode that is all decoding needs, and it keeps the replay after a crash
+// down to the in-flight statement instead of the in-flight transaction
+// (which can be millions of rows). The transaction open at the safe point,
+// and its GTID, are part of the ResumePosition, so replayed events still
+// carry it.
+//
+// # The resume contract
+//
+// Every Event carries Resume, the position to persist once that event is
+// applied. A streamer started from a persisted position:
+//
+//  1. opens a dump at Safe;
+//  2. drops the replayed events that end at or before Streamed, and, when
+//     Rows is n > 0, the first n row changes of the event that starts at
+//     Streamed (see Event.ResumeAfterRows for row-granular checkpoints);
+//  3. delivers everything after that, in binlog order.
+//
+// So if a consumer persists Resume in the same transaction as the effects
+// of the event (or after them), a crash at any moment, followed by a resume
+// from the last persisted position, delivers every event exactly once. A
+// position can never claim more than was applied, because it is handed out
+// with the event it covers.
+//
+// If the replayed binlog is not the one the position was taken from (no
+// event ends exactly at Streamed, or the partly delivered event has too few
+// rows), the streamer stops with an error matching ErrResumeMismatch rather
+// than guess.
+//
+// A listener error stops Run with a *ListenerError; that event does not
+// count as streamed. A dropped connection is reconnected by the streamer
+// itself, from its own safe point, with the same dropping rule (go-mysql's
+// own retry is turned off), at most MaxReconnectAttempts times in a row
+// with exponential backoff, then Run returns a *ReconnectError. Server
+// refusals (a purged binlog: error 1236) and decode errors are not retried.
+//
+// Positions are tracked with 64-bit offsets and checked against every
+// event's size, so a file past 4 GiB is followed exactly; a dump cannot be
+// requested past 4 GiB in file mode (the protocol's offset is 32 bits), so
+// resuming there fails with ErrOffsetTooLarge instead of wrapping.
 package binlogstream

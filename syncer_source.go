@@ -178,6 +178,11 @@ func (s *SyncerSource) syncerConfig() replication.BinlogSyncerConfig {
 	c.HeartbeatPeriod = s.cfg.HeartbeatPeriod
 	c.ReadTimeout = s.cfg.ReadTimeout
 	c.TLSConfig = s.cfg.TLSConfig
+	if c.Flavor == mysql.MariaDBFlavor {
+		// Without this flag MariaDB leaves Annotate_rows out of the dump,
+		// and on 11.4+ (LogPos 0) positions could no longer be counted.
+		c.DumpCommandFlag |= replication.BINLOG_SEND_ANNOTATE_ROWS_EVENT
+	}
 	c.DisableRetrySync = true
 	c.MaxReconnectAttempts = 1
 	c.EventCacheCount = s.cfg.EventCacheCount

@@ -3,6 +3,7 @@ package binlogstream
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/go-mysql-org/go-mysql/replication"
@@ -63,7 +64,6 @@ type tracker struct {
 	from ResumePosition
 
 	next      Position // where the next event starts; File "" until the dump's Rotate
-	header    bool     // after a fake Rotate, before the first real event
 	replaying bool     // still before from.Streamed (or its partial event)
 	pending   bool     // a statement is open: its Table_map(s) are behind us
 	stage     txnStage // transaction state at next
@@ -151,25 +151,26 @@ func (t *tracker) observe(ev *replication.BinlogEvent) (decision, error) {
 		if h.LogPos == 0 {
 			return decision{action: actIgnore}, nil // resent header of a dump started mid-file
 		}
-	case replication.MARIADB_GTID_LIST_EVENT, replication.PREVIOUS_GTIDS_EVENT:
-		if h.LogPos == 0 && t.header {
-			return decision{action: actIgnore}, nil // MariaDB's fake Gtid_list at dump start
-		}
 	}
 	if h.Flags&replication.LOG_EVENT_ARTIFICIAL_F != 0 {
+		// made up for this dump: MariaDB's fake Gtid_list, for one
 		return decision{action: actIgnore}, nil
 	}
 	if !t.sawRotate {
 		return decision{}, positionError("%s event before the dump's Rotate event", h.EventType)
 	}
-	t.header = false
 
-	d := decision{start: t.next}
 	size := uint64(h.EventSize)
-	d.end = Position{File: t.next.File, Offset: t.next.Offset + size}
-	if h.LogPos != 0 && uint32(d.end.Offset) != h.LogPos {
-		return decision{}, positionError("%s event at %s has size %d and LogPos %d; expected LogPos %d",
-			h.EventType, t.next, size, h.LogPos, uint32(d.end.Offset))
+	d := decision{start: t.next, end: Position{File: t.next.File, Offset: t.next.Offset + size}}
+	if h.LogPos != 0 {
+		// LogPos is the low 32 bits of the end offset. A server may leave
+		// events out of a dump (MariaDB skips Annotate_rows unless asked),
+		// so the event can start after t.next, never before it.
+		end := t.next.Offset&^uint64(math.MaxUint32) | uint64(h.LogPos)
+		if end < d.end.Offset {
+			end += 1 << 32 // the file passed a 4 GiB boundary
+		}
+		d.start.Offset, d.end.Offset = end-size, end
 	}
 	if re, ok := ev.Event.(*replication.RotateEvent); ok {
 		d.end = Position{File: string(re.NextLogName), Offset: re.Position}
@@ -183,7 +184,7 @@ func (t *tracker) observe(ev *replication.BinlogEvent) (decision, error) {
 		switch {
 		case c <= 0:
 			d.action = actDrop
-		case d.start != t.from.Streamed:
+		case d.start.Compare(t.from.Streamed) < 0:
 			return decision{}, mismatchError("event %s at %s-%s crosses the streamed position %s",
 				h.EventType, d.start, d.end, t.from.Streamed)
 		default:
@@ -241,7 +242,6 @@ func (t *tracker) fakeRotate(ev *replication.BinlogEvent) (decision, error) {
 		return decision{}, positionError("server rotated to %s while the stream was at %s", pos, t.next)
 	}
 	t.sawRotate = true
-	t.header = true
 	t.next = pos
 	return decision{action: actIgnore}, nil
 }

@@ -1,0 +1,28 @@
+# The two commands a newcomer needs: `make demo` and `make test`.
+GO ?= go
+
+.PHONY: demo test test-short lint bench fuzz
+
+# The main job: the binlog-tail demo on an embedded fake server (no database needed).
+demo:
+	$(GO) run ./cmd/binlog-tail --demo
+
+# Every test, integration tests on throwaway MariaDB servers included.
+# Installs mariadb-server when it is missing (Debian; needs root).
+test: lint
+	@command -v mariadbd >/dev/null 2>&1 || bash .ci/install-mariadb
+	BINLOGSTREAM_REQUIRE_MARIADB=1 $(GO) test -race -count=1 -timeout 15m ./...
+
+# Unit tests only; integration tests skip when mariadbd is absent.
+test-short:
+	$(GO) test -count=1 ./...
+
+lint:
+	@out=$$(gofmt -l . | grep -v '^vendor/'); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzParseResumePosition -fuzztime 30s .

@@ -1,0 +1,248 @@
+package testhelpers
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
+)
+
+// ColumnType is a column's binlog type and Table_map metadata. Only the
+// types the tests need are offered; each round-trips through go-mysql.
+type ColumnType struct {
+	code byte
+	meta uint16
+}
+
+// Column types.
+var (
+	// Int is INT (MYSQL_TYPE_LONG); row values are int32 (or int).
+	Int = ColumnType{code: mysql.MYSQL_TYPE_LONG}
+	// BigInt is BIGINT (MYSQL_TYPE_LONGLONG); row values are int64 (or int).
+	BigInt = ColumnType{code: mysql.MYSQL_TYPE_LONGLONG}
+)
+
+// Varchar is VARCHAR with a maximum of maxBytes bytes (the Table_map
+// metadata; 256 or more switches values to a 2-byte length prefix, as
+// VARCHAR(64) in utf8mb4 does). Row values are strings.
+func Varchar(maxBytes int) ColumnType {
+	return ColumnType{code: mysql.MYSQL_TYPE_VARCHAR, meta: uint16(maxBytes)}
+}
+
+// Column is one nullable table column.
+type Column struct {
+	Name string
+	Type ColumnType
+}
+
+// Table is what a Table_map event describes. ID is the server's table id
+// (6 bytes on the wire).
+type Table struct {
+	ID     uint64
+	Schema string
+	Name   string
+	// Columns are all nullable; the Table_map carries their names (as with
+	// binlog_row_metadata=FULL) so tests can check them.
+	Columns []Column
+}
+
+// Row is one row image: one value per column, nil for NULL.
+type Row []any
+
+// TableMapBody encodes t as a Table_map event body with 6-byte table id.
+func TableMapBody(t Table) []byte {
+	b := appendUint48(nil, t.ID)
+	b = binary.LittleEndian.AppendUint16(b, 1) // TM_BIT_LEN_EXACT_F
+	b = append(b, byte(len(t.Schema)))
+	b = append(b, t.Schema...)
+	b = append(b, 0, byte(len(t.Name)))
+	b = append(b, t.Name...)
+	b = append(b, 0)
+	b = mysql.AppendLengthEncodedInteger(b, uint64(len(t.Columns)))
+	var meta []byte
+	for _, c := range t.Columns {
+		b = append(b, c.Type.code)
+		if c.Type.code == mysql.MYSQL_TYPE_VARCHAR {
+			meta = binary.LittleEndian.AppendUint16(meta, c.Type.meta)
+		}
+	}
+	b = mysql.AppendLengthEncodedInteger(b, uint64(len(meta)))
+	b = append(b, meta...)
+	b = append(b, allSet(len(t.Columns))...) // every column nullable
+
+	// Optional metadata (TLV): signedness of numeric columns, then names.
+	var signed, names []byte
+	numeric := 0
+	for _, c := range t.Columns {
+		if c.Type.code != mysql.MYSQL_TYPE_VARCHAR {
+			numeric++
+		}
+		names = mysql.AppendLengthEncodedInteger(names, uint64(len(c.Name)))
+		names = append(names, c.Name...)
+	}
+	signed = make([]byte, (numeric+7)/8) // all signed
+	b = appendTLV(b, replication.TABLE_MAP_OPT_META_SIGNEDNESS, signed)
+	return appendTLV(b, replication.TABLE_MAP_OPT_META_COLUMN_NAME, names)
+}
+
+func appendTLV(b []byte, typ byte, v []byte) []byte {
+	b = append(b, typ)
+	b = mysql.AppendLengthEncodedInteger(b, uint64(len(v)))
+	return append(b, v...)
+}
+
+// RowsBody encodes a Rows event body with full row images. For UPDATE
+// types rows alternate before, after. The v2 types get the 2-byte extra
+// data length; the MariaDB compressed types get their rows compressed.
+func RowsBody(typ replication.EventType, t Table, flags uint16, rows []Row) ([]byte, error) {
+	b := appendUint48(nil, t.ID)
+	b = binary.LittleEndian.AppendUint16(b, flags)
+	if isRowsV2(typ) {
+		b = binary.LittleEndian.AppendUint16(b, 2) // extra data: only its own length
+	}
+	b = mysql.AppendLengthEncodedInteger(b, uint64(len(t.Columns)))
+	b = append(b, allSet(len(t.Columns))...)
+	if isUpdate(typ) {
+		if len(rows)%2 != 0 {
+			return nil, fmt.Errorf("testhelpers: update of %s needs before/after pairs, got %d rows", t.Name, len(rows))
+		}
+		b = append(b, allSet(len(t.Columns))...)
+	}
+	var data []byte
+	for _, r := range rows {
+		var err error
+		if data, err = appendRowImage(data, t, r); err != nil {
+			return nil, err
+		}
+	}
+	if isCompressed(typ) {
+		data = compressMariaDB(data)
+	}
+	return append(b, data...), nil
+}
+
+func appendRowImage(b []byte, t Table, r Row) ([]byte, error) {
+	if len(r) != len(t.Columns) {
+		return nil, fmt.Errorf("testhelpers: row for %s has %d values, table has %d columns", t.Name, len(r), len(t.Columns))
+	}
+	nulls := make([]byte, (len(r)+7)/8)
+	for i, v := range r {
+		if v == nil {
+			nulls[i/8] |= 1 << (i % 8)
+		}
+	}
+	b = append(b, nulls...)
+	for i, v := range r {
+		if v == nil {
+			continue
+		}
+		c := t.Columns[i]
+		switch c.Type.code {
+		case mysql.MYSQL_TYPE_LONG:
+			n, ok := asInt(v)
+			if !ok || int64(int32(n)) != n {
+				return nil, fmt.Errorf("testhelpers: %s.%s: INT value %#v", t.Name, c.Name, v)
+			}
+			b = binary.LittleEndian.AppendUint32(b, uint32(n))
+		case mysql.MYSQL_TYPE_LONGLONG:
+			n, ok := asInt(v)
+			if !ok {
+				return nil, fmt.Errorf("testhelpers: %s.%s: BIGINT value %#v", t.Name, c.Name, v)
+			}
+			b = binary.LittleEndian.AppendUint64(b, uint64(n))
+		case mysql.MYSQL_TYPE_VARCHAR:
+			s, ok := v.(string)
+			if !ok || len(s) > int(c.Type.meta) {
+				return nil, fmt.Errorf("testhelpers: %s.%s: VARCHAR(%d) value %#v", t.Name, c.Name, c.Type.meta, v)
+			}
+			if c.Type.meta < 256 {
+				b = append(b, byte(len(s)))
+			} else {
+				b = binary.LittleEndian.AppendUint16(b, uint16(len(s)))
+			}
+			b = append(b, s...)
+		default:
+			return nil, fmt.Errorf("testhelpers: %s.%s: unsupported column type %d", t.Name, c.Name, c.Type.code)
+		}
+	}
+	return b, nil
+}
+
+func asInt(v any) (int64, bool) {
+	switch n := v.(type) {
+	case int32:
+		return int64(n), true
+	case int64:
+		return n, true
+	case int:
+		return int64(n), true
+	}
+	return 0, false
+}
+
+func appendUint48(b []byte, v uint64) []byte {
+	var x [8]byte
+	binary.LittleEndian.PutUint64(x[:], v)
+	return append(b, x[:6]...)
+}
+
+func allSet(n int) []byte {
+	b := make([]byte, (n+7)/8)
+	for i := range n {
+		b[i/8] |= 1 << (i % 8)
+	}
+	return b
+}
+
+// RowsKind says what a Rows event does.
+type RowsKind int
+
+// Rows event kinds.
+const (
+	Insert RowsKind = iota
+	Update
+	Delete
+)
+
+func (k RowsKind) String() string {
+	return [...]string{"Write_rows", "Update_rows", "Delete_rows"}[k]
+}
+
+// RowsEventType is the event type a flavor writes for kind: v2 (30-32) on
+// MySQL 8, v1 (23-25) on MariaDB, MariaDB's compressed v1 (166-168) when
+// compressed is set.
+func RowsEventType(f Flavor, kind RowsKind, compressed bool) replication.EventType {
+	switch {
+	case f == MariaDB && compressed:
+		return replication.MARIADB_WRITE_ROWS_COMPRESSED_EVENT_V1 + replication.EventType(kind)
+	case f == MariaDB:
+		return []replication.EventType{replication.WRITE_ROWS_EVENTv1, replication.UPDATE_ROWS_EVENTv1, replication.DELETE_ROWS_EVENTv1}[kind]
+	default:
+		return replication.WRITE_ROWS_EVENTv2 + replication.EventType(kind)
+	}
+}
+
+// IsRowsEvent reports whether typ is one of the Rows event types the
+// encoder writes.
+func IsRowsEvent(typ replication.EventType) bool {
+	switch typ {
+	case replication.WRITE_ROWS_EVENTv1, replication.UPDATE_ROWS_EVENTv1, replication.DELETE_ROWS_EVENTv1,
+		replication.WRITE_ROWS_EVENTv2, replication.UPDATE_ROWS_EVENTv2, replication.DELETE_ROWS_EVENTv2:
+		return true
+	}
+	return isCompressed(typ)
+}
+
+func isRowsV2(typ replication.EventType) bool {
+	return typ >= replication.WRITE_ROWS_EVENTv2 && typ <= replication.DELETE_ROWS_EVENTv2
+}
+
+func isUpdate(typ replication.EventType) bool {
+	return typ == replication.UPDATE_ROWS_EVENTv1 || typ == replication.UPDATE_ROWS_EVENTv2 ||
+		typ == replication.MARIADB_UPDATE_ROWS_COMPRESSED_EVENT_V1
+}
+
+func isCompressed(typ replication.EventType) bool {
+	return typ >= replication.MARIADB_WRITE_ROWS_COMPRESSED_EVENT_V1 && typ <= replication.MARIADB_DELETE_ROWS_COMPRESSED_EVENT_V1
+}
