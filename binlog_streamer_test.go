@@ -140,7 +140,9 @@ func scenarios(big bool) []scenario {
 		add("seed001", th.Seed001(f))
 		add("split-statements", th.NewBuilder(f, th.MaxRowsPerEvent(3)).
 			Txn(func(t *th.Txn) { t.Insert(users, userRows(1, 10)...) }).
-			Txn(func(t *th.Txn) { t.Update(users, userRows(1, 1)[0], userRows(100, 1)[0], userRows(2, 1)[0], userRows(200, 1)[0]) }).
+			Txn(func(t *th.Txn) {
+				t.Update(users, userRows(1, 1)[0], userRows(100, 1)[0], userRows(2, 1)[0], userRows(200, 1)[0])
+			}).
 			Txn(func(t *th.Txn) { t.Delete(users, userRows(3, 7)...) }).Build())
 		add("multi-table", th.NewBuilder(f, th.MaxRowsPerEvent(2)).
 			Txn(func(t *th.Txn) {
