@@ -1,0 +1,285 @@
+package binlogstream_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/sirupsen/logrus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/binlogstream/binlogstream"
+	th "github.com/binlogstream/binlogstream/testhelpers"
+)
+
+func smallScenario() scenario {
+	return scenario{name: "small", bl: th.NewBuilder(th.MySQL, th.MaxRowsPerEvent(2)).
+		Txn(func(t *th.Txn) { t.Insert(users, userRows(1, 5)...) }).
+		Txn(func(t *th.Txn) { t.Delete(users, userRows(1, 2)...) }).Build()}
+}
+
+func TestListenerErrorStopsAndDoesNotCount(t *testing.T) {
+	sc := smallScenario()
+	full := uninterrupted(t, sc)
+	boom := errors.New("disk full")
+	for k := 1; k <= len(sc.bl.Events); k++ {
+		r := stream(t, sc.source(), sc.start(), -1, func(i int, ev *binlogstream.Event) error {
+			if i == k {
+				return boom
+			}
+			return nil
+		})
+		var le *binlogstream.ListenerError
+		require.ErrorAs(t, r.err, &le)
+		require.ErrorIs(t, r.err, boom)
+		assert.Equal(t, k-1, r.events)
+		assert.Equal(t, full.tokens[k-1].Streamed, le.Position, "the error names the failed event")
+		if k > 1 {
+			assert.Equal(t, full.tokens[k-2], r.last, "nothing past the last acknowledged event counts")
+		} else {
+			assert.Equal(t, sc.start(), r.last)
+		}
+		// The failed event is delivered again after a resume.
+		rest := stream(t, sc.source(), roundTrip(t, r.last), len(sc.bl.Events)-k+1, nil)
+		assert.Equal(t, full.entries, append(r.entries, rest.entries...))
+	}
+}
+
+func TestSecondListenerErrorAlsoStops(t *testing.T) {
+	sc := smallScenario()
+	s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: sc.source(), Start: sc.start()})
+	require.NoError(t, err)
+	var first int
+	s.AddListener(func(context.Context, *binlogstream.Event) error { first++; return nil })
+	s.AddListener(func(context.Context, *binlogstream.Event) error { return errors.New("second says no") })
+	err = s.Run(context.Background())
+	require.ErrorContains(t, err, "second says no")
+	assert.Equal(t, 1, first)
+	assert.Equal(t, sc.start(), s.ResumePosition())
+	assert.Equal(t, uint64(0), s.Stats().Delivered)
+}
+
+func TestContextCancelWhileBlocked(t *testing.T) {
+	sc := smallScenario()
+	s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: sc.source(), Start: sc.start()})
+	require.NoError(t, err)
+	var n atomic.Int32
+	s.AddListener(func(context.Context, *binlogstream.Event) error { n.Add(1); return nil })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	require.Eventually(t, func() bool { return int(n.Load()) == len(sc.bl.Events) }, 5*time.Second, time.Millisecond)
+	// The source has nothing more: Run is blocked in Next.
+	cancel()
+	select {
+	case err := <-done:
+		assert.Same(t, context.Canceled, err, "a cancelled context comes back as ctx.Err()")
+	case <-time.After(2 * time.Second):
+		t.Fatal("Run did not return after cancel")
+	}
+	deadline, cancel2 := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel2()
+	assert.Equal(t, context.DeadlineExceeded, s.Run(deadline), "Run can be called again and honours its context")
+}
+
+func TestCloseWhileBlocked(t *testing.T) {
+	sc := smallScenario()
+	s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: sc.source(), Start: sc.start()})
+	require.NoError(t, err)
+	var n atomic.Int32
+	s.AddListener(func(context.Context, *binlogstream.Event) error { n.Add(1); return nil })
+	done := make(chan error, 1)
+	go func() { done <- s.Run(context.Background()) }()
+	require.Eventually(t, func() bool { return int(n.Load()) == len(sc.bl.Events) }, 5*time.Second, time.Millisecond)
+	closed := make(chan struct{})
+	go func() { _ = s.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(2 * time.Second):
+		t.Fatal("Close blocked")
+	}
+	assert.ErrorIs(t, <-done, binlogstream.ErrClosed)
+	assert.NoError(t, s.Close(), "Close is idempotent")
+	assert.ErrorIs(t, s.Run(context.Background()), binlogstream.ErrClosed)
+	assert.Equal(t, uint64(len(sc.bl.Events)), s.Stats().Delivered)
+}
+
+func TestConcurrentRunRefused(t *testing.T) {
+	sc := smallScenario()
+	s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: sc.source(), Start: sc.start()})
+	require.NoError(t, err)
+	started := make(chan struct{})
+	var once atomic.Bool
+	s.AddListener(func(context.Context, *binlogstream.Event) error {
+		if once.CompareAndSwap(false, true) {
+			close(started)
+		}
+		return nil
+	})
+	done := make(chan error, 1)
+	go func() { done <- s.Run(context.Background()) }()
+	<-started
+	assert.ErrorIs(t, s.Run(context.Background()), binlogstream.ErrAlreadyRunning)
+	require.NoError(t, s.Close())
+	assert.ErrorIs(t, <-done, binlogstream.ErrClosed)
+}
+
+func TestBadConfig(t *testing.T) {
+	src := smallScenario().source()
+	start := smallScenario().start()
+	cases := map[string]binlogstream.Config{
+		"no source": {Start: start},
+		"no start":  {Source: src},
+		"safe after streamed": {Source: src, Start: binlogstream.ResumePosition{
+			Safe: binlogstream.Position{File: "mysql-bin.000001", Offset: 900}, Streamed: binlogstream.Position{File: "mysql-bin.000001", Offset: 4}}},
+		"negative backoff": {Source: src, Start: start, ReconnectBackoff: -time.Second},
+	}
+	for name, cfg := range cases {
+		_, err := binlogstream.NewBinlogStreamer(cfg)
+		assert.ErrorIs(t, err, binlogstream.ErrInvalidConfig, name)
+	}
+
+	syncerCases := map[string]binlogstream.SyncerConfig{
+		"server id 0":   {DSN: binlogstream.DSN{User: "u", Host: "127.0.0.1"}},
+		"no host":       {DSN: binlogstream.DSN{User: "u"}, ServerID: 7},
+		"no user":       {DSN: binlogstream.DSN{Host: "127.0.0.1"}, ServerID: 7},
+		"bad flavor":    {DSN: binlogstream.DSN{User: "u", Host: "127.0.0.1"}, ServerID: 7, Flavor: "postgres"},
+		"neg heartbeat": {DSN: binlogstream.DSN{User: "u", Host: "127.0.0.1"}, ServerID: 7, HeartbeatPeriod: -1},
+	}
+	for name, cfg := range syncerCases {
+		_, err := binlogstream.NewSyncerSource(cfg) // must not panic, as go-mysql does on server id 0
+		assert.ErrorIs(t, err, binlogstream.ErrInvalidConfig, name)
+	}
+}
+
+func TestReconnectExhausted(t *testing.T) {
+	sc := smallScenario()
+	src := sc.source()
+	src.RefuseOpens(100)
+	s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: src, Start: sc.start(),
+		MaxReconnectAttempts: 3, ReconnectBackoff: time.Millisecond})
+	require.NoError(t, err)
+	err = s.Run(context.Background())
+	require.ErrorIs(t, err, binlogstream.ErrReconnectExhausted)
+	require.ErrorIs(t, err, mysql.ErrBadConn, "the last cause is kept")
+	var re *binlogstream.ReconnectError
+	require.ErrorAs(t, err, &re)
+	assert.Equal(t, 3, re.Attempts)
+	assert.Len(t, src.Opens(), 4, "one connection and three reconnects")
+}
+
+func TestReconnectCountResetsAfterProgress(t *testing.T) {
+	sc := smallScenario()
+	full := uninterrupted(t, sc)
+	src := sc.source()
+	// Every connection drops after it made some progress: with a bound of
+	// one reconnect in a row the stream still completes.
+	for i := 0; i < 40; i++ {
+		src.FailStream(i, 4)
+	}
+	s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: src, Start: sc.start(),
+		MaxReconnectAttempts: 1, ReconnectBackoff: time.Microsecond})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var got []string
+	s.AddListener(func(_ context.Context, ev *binlogstream.Event) error {
+		got = append(got, entries(ev)...)
+		if len(got) == len(full.entries) {
+			cancel()
+		}
+		return nil
+	})
+	assert.ErrorIs(t, s.Run(ctx), context.Canceled)
+	assert.Equal(t, full.entries, got)
+	assert.Greater(t, s.Stats().Reconnects, uint64(3))
+	assert.Greater(t, s.Stats().Dropped, uint64(0), "replayed events were dropped")
+}
+
+func TestServerErrorIsNotRetried(t *testing.T) {
+	sc := scenario{bl: th.NewBuilder(th.MariaDB).Txn(func(t *th.Txn) { t.Insert(users, userRows(1, 1)...) }).
+		Rotate().Txn(func(t *th.Txn) { t.Insert(users, userRows(2, 1)...) }).Build()}
+	src := sc.source()
+	src.Purge(1)
+	r := stream(t, src, sc.start(), -1, nil)
+	var se *binlogstream.ServerError
+	require.ErrorAs(t, r.err, &se)
+	var me *mysql.MyError
+	require.ErrorAs(t, r.err, &me)
+	assert.Equal(t, uint16(1236), me.Code)
+	assert.Len(t, src.Opens(), 1, "a purged binlog is not retried")
+	assert.Equal(t, 0, r.events)
+
+	past := binlogstream.StartAt(binlogstream.Position{File: sc.bl.Files[1].Name, Offset: 1 << 20})
+	r = stream(t, sc.source(), past, -1, nil)
+	require.ErrorAs(t, r.err, &se)
+}
+
+func TestResumeMismatchIsTyped(t *testing.T) {
+	sc := smallScenario()
+	full := uninterrupted(t, sc)
+	// A token whose streamed position falls inside an event of this binlog.
+	tok := full.tokens[5]
+	tok.Streamed.Offset--
+	r := stream(t, sc.source(), tok, -1, nil)
+	require.ErrorIs(t, r.err, binlogstream.ErrResumeMismatch)
+	assert.Equal(t, 0, r.events)
+
+	// A token claiming more rows of an event than it has.
+	for i, c := range full.changes {
+		if c > 0 {
+			bad := full.tokens[i-1]
+			bad.Rows = uint32(c)
+			r := stream(t, sc.source(), bad, -1, nil)
+			require.ErrorIs(t, r.err, binlogstream.ErrResumeMismatch)
+			break
+		}
+	}
+}
+
+func TestOffsetPast4GiBRefusedInFileMode(t *testing.T) {
+	sc := smallScenario()
+	tok := binlogstream.StartAt(binlogstream.Position{File: "mysql-bin.000001", Offset: 1<<32 + 100})
+	r := stream(t, sc.source(), tok, -1, nil)
+	require.ErrorIs(t, r.err, binlogstream.ErrOffsetTooLarge)
+	assert.Contains(t, r.err.Error(), "4294967396")
+}
+
+func TestPasswordNeverInErrorsOrLogs(t *testing.T) {
+	const secret = "s3cr3t-Pa55"
+	d, err := binlogstream.ParseDSN("streamer:" + secret + "@tcp(127.0.0.1:1)/")
+	require.NoError(t, err)
+	assert.Equal(t, secret, d.Password)
+	assert.NotContains(t, d.String(), secret)
+
+	_, err = binlogstream.ParseDSN("streamer:" + secret + "@tcp(127.0.0.1:notaport)/")
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), secret)
+	_, err = binlogstream.ParseDSN("streamer:" + secret + "@127.0.0.1:3306")
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), secret)
+
+	var logs bytes.Buffer
+	log := logrus.New()
+	log.SetOutput(&logs)
+	log.SetLevel(logrus.DebugLevel)
+	src, err := binlogstream.NewSyncerSource(binlogstream.SyncerConfig{DSN: d, ServerID: 9, Logger: log})
+	require.NoError(t, err)
+	assert.NotContains(t, strings.ToLower(strings.TrimSpace(logs.String())), strings.ToLower(secret))
+	s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: src,
+		Start:                binlogstream.StartAt(binlogstream.Position{File: "mysql-bin.000001", Offset: 4}),
+		MaxReconnectAttempts: 1, ReconnectBackoff: time.Millisecond, Logger: log})
+	require.NoError(t, err)
+	err = s.Run(context.Background()) // nothing listens on port 1
+	require.ErrorIs(t, err, binlogstream.ErrReconnectExhausted)
+	assert.NotContains(t, err.Error(), secret)
+	assert.Contains(t, err.Error(), "streamer:xxxxx@tcp(127.0.0.1:1)/")
+	assert.NotEmpty(t, logs.String(), "the attempt was logged")
+	assert.NotContains(t, logs.String(), secret)
+}
