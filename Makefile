@@ -26,3 +26,4 @@ bench:
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseResumePosition -fuzztime 30s .
+	$(GO) test -run '^$$' -fuzz FuzzCrashResume -fuzztime 60s .

@@ -1,0 +1,19 @@
+package binlogstream
+
+import "github.com/go-mysql-org/go-mysql/replication"
+
+// Test seams: the pure tracker, for tests that feed it events directly.
+
+type Tracker = tracker
+
+func NewTracker(from ResumePosition) *Tracker { return newTracker(from) }
+
+// Observe returns the tracker's decision as plain values: action is
+// "ignore", "drop" or "deliver".
+func (t *tracker) Observe(ev *replication.BinlogEvent) (action string, start, end Position, after ResumePosition, err error) {
+	d, err := t.observe(ev)
+	if err != nil {
+		return "", Position{}, Position{}, ResumePosition{}, err
+	}
+	return [...]string{"ignore", "drop", "deliver"}[d.action], d.start, d.end, d.after, nil
+}
