@@ -43,10 +43,10 @@
 // position can never claim more than was applied, because it is handed out
 // with the event it covers.
 //
-// If the replayed binlog is not the one the position was taken from (no
-// event ends exactly at Streamed, or the partly delivered event has too few
-// rows), the streamer stops with an error matching ErrResumeMismatch rather
-// than guess.
+// If the replayed binlog is not the one the position was taken from (an
+// event crosses Streamed, or the partly delivered event is not a rows event
+// with more rows than were delivered), the streamer stops with an error
+// matching ErrResumeMismatch rather than guess.
 //
 // A listener error stops Run with a *ListenerError; that event does not
 // count as streamed. A dropped connection is reconnected by the streamer
@@ -55,8 +55,14 @@
 // with exponential backoff, then Run returns a *ReconnectError. Server
 // refusals (a purged binlog: error 1236) and decode errors are not retried.
 //
-// Positions are tracked with 64-bit offsets and checked against every
-// event's size, so a file past 4 GiB is followed exactly; a dump cannot be
-// requested past 4 GiB in file mode (the protocol's offset is 32 bits), so
-// resuming there fails with ErrOffsetTooLarge instead of wrapping.
+// Positions are tracked with 64-bit offsets: the event header's LogPos
+// gives the low 32 bits and the sizes of the events before it the rest (and
+// all of it when a server sends LogPos 0, as MariaDB 11.4+ may), so a file
+// past 4 GiB is followed exactly. A dump cannot be requested past 4 GiB in
+// file mode (COM_BINLOG_DUMP's offset is 32 bits), so resuming there fails
+// with ErrOffsetTooLarge instead of wrapping.
+//
+// With MariaDB the SyncerSource asks for Annotate_rows events, which the
+// server otherwise leaves out of a dump; listeners get them, and positions
+// stay countable on servers that send LogPos 0.
 package binlogstream
