@@ -49,6 +49,14 @@ func (e *Event) ResumeAfterRows(n int) ResumePosition {
 		return e.Resume
 	}
 	r := e.before
+	if r.IsGTID() {
+		// before counts the transaction's rows up to this event; the
+		// trimmed rows were delivered before the resume.
+		k := e.SkippedRows + n
+		r.Progress.Rows += uint32(k)
+		r.Progress.Fingerprint = addRows(r.Progress.Fingerprint, e.BinlogEvent, k)
+		return r
+	}
 	r.Rows += uint32(n)
 	return r
 }
@@ -74,6 +82,11 @@ type Config struct {
 	ReconnectBackoff    time.Duration
 	MaxReconnectBackoff time.Duration
 
+	// Failover, when set, moves a GTID-mode stream to a validated writer
+	// once MaxReconnectAttempts reconnects to the current server failed
+	// (the default bound is then 3). See FailoverConfig.
+	Failover *FailoverConfig
+
 	// Logger receives the streamer's log lines. Nil means silent.
 	Logger logrus.FieldLogger
 }
@@ -88,7 +101,14 @@ func (c *Config) validate() error {
 	if err := c.Start.validate(); err != nil {
 		return configError("Start: %v", err)
 	}
+	if c.Failover != nil {
+		if err := c.Failover.validate(c.Start); err != nil {
+			return err
+		}
+	}
 	switch {
+	case c.MaxReconnectAttempts == 0 && c.Failover != nil:
+		c.MaxReconnectAttempts = 3
 	case c.MaxReconnectAttempts == 0:
 		c.MaxReconnectAttempts = 5
 	case c.MaxReconnectAttempts < 0:
@@ -119,6 +139,7 @@ type Stats struct {
 	Delivered  uint64        // events handed to the listeners and acknowledged
 	Dropped    uint64        // replayed events dropped after a resume or reconnect
 	Reconnects uint64        // dumps opened after the first one
+	Failovers  uint64        // moves to another server
 	Lag        time.Duration // now minus the last event's timestamp; 0 after a heartbeat
 	Position   ResumePosition
 }
@@ -131,14 +152,19 @@ type BinlogStreamer struct {
 
 	mu      sync.Mutex
 	resume  ResumePosition // after the last acknowledged event
+	src     Source         // current source: Config.Source, or a failover target
 	stream  Stream
 	running bool
 	closed  bool
 	cancel  context.CancelFunc
 	done    chan struct{}
 	lagNano int64
+	// stop target (StopAtCurrent): a GTID set in GTID mode, else a position
+	stopSet mysql.GTIDSet
+	stopPos Position
+	stopped bool // the target was reached: Run returns nil
 
-	delivered, dropped, reconnects atomic.Uint64
+	delivered, dropped, reconnects, failovers atomic.Uint64
 }
 
 // NewBinlogStreamer validates cfg and returns a streamer ready to Run.
@@ -146,7 +172,7 @@ func NewBinlogStreamer(cfg Config) (*BinlogStreamer, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &BinlogStreamer{cfg: cfg, resume: cfg.Start}, nil
+	return &BinlogStreamer{cfg: cfg, resume: cfg.Start, src: cfg.Source}, nil
 }
 
 // AddListener registers a listener. Listeners run in the order added,
@@ -175,6 +201,7 @@ func (s *BinlogStreamer) Stats() Stats {
 		Delivered:  s.delivered.Load(),
 		Dropped:    s.dropped.Load(),
 		Reconnects: s.reconnects.Load(),
+		Failovers:  s.failovers.Load(),
 		Lag:        time.Duration(atomic.LoadInt64(&s.lagNano)),
 		Position:   pos,
 	}
@@ -245,9 +272,24 @@ func (s *BinlogStreamer) run(ctx context.Context, listeners []Listener) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		if s.reachedStop() {
+			return nil
+		}
 		if failures > 0 {
 			if failures > s.cfg.MaxReconnectAttempts {
-				return &ReconnectError{Attempts: failures - 1, Last: lastErr}
+				if s.cfg.Failover == nil {
+					return &ReconnectError{Attempts: failures - 1, Last: lastErr}
+				}
+				src, err := s.failover(ctx, &ReconnectError{Attempts: failures - 1, Last: lastErr})
+				if err != nil {
+					return err
+				}
+				s.mu.Lock()
+				s.src = src
+				s.mu.Unlock()
+				s.failovers.Add(1)
+				failures = 0
+				continue
 			}
 			wait := backoff(s.cfg.ReconnectBackoff, s.cfg.MaxReconnectBackoff, failures-1)
 			log.WithFields(logrus.Fields{"attempt": failures, "wait": wait, "error": lastErr}).Warn("binlog connection lost; reconnecting")
@@ -293,13 +335,29 @@ func backoff(base, maxWait time.Duration, n int) time.Duration {
 // that works for a while and then drops resets the attempt count.
 func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener) (progressed bool, err error) {
 	from := s.ResumePosition()
-	if from.Safe.Offset > math.MaxUint32 {
-		return false, fmt.Errorf("%w: safe point %s (stream in GTID mode to pass such files)", ErrOffsetTooLarge, from.Safe)
-	}
-	s.cfg.Logger.WithFields(logrus.Fields{"safe": from.Safe.String(), "streamed": from.Streamed.String(), "rows": from.Rows}).Debug("opening binlog dump")
-	st, err := s.cfg.Source.OpenFile(ctx, mysql.Position{Name: from.Safe.File, Pos: uint32(from.Safe.Offset)})
-	if err != nil {
-		return false, s.classify(from, err)
+	var tr eventTracker
+	var st Stream
+	src := s.source()
+	s.cfg.Logger.WithField("from", from.describe()).Debug("opening binlog dump")
+	if from.IsGTID() {
+		gt, err := newGTIDTracker(from)
+		if err != nil {
+			return false, err
+		}
+		tr = gt
+		st, err = src.OpenGTID(ctx, gt.executed.Clone())
+		if err != nil {
+			return false, s.classify(from, err)
+		}
+	} else {
+		if from.Safe.Offset > math.MaxUint32 {
+			return false, fmt.Errorf("%w: safe point %s (stream in GTID mode to pass such files)", ErrOffsetTooLarge, from.Safe)
+		}
+		tr = newTracker(from)
+		st, err = src.OpenFile(ctx, mysql.Position{Name: from.Safe.File, Pos: uint32(from.Safe.Offset)})
+		if err != nil {
+			return false, s.classify(from, err)
+		}
 	}
 	s.mu.Lock()
 	if s.closed {
@@ -316,7 +374,6 @@ func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener) (
 		_ = st.Close()
 	}()
 
-	tr := newTracker(from)
 	for {
 		if err := ctx.Err(); err != nil {
 			return progressed, err
@@ -361,7 +418,98 @@ func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener) (
 			atomic.StoreInt64(&s.lagNano, int64(max(time.Since(time.Unix(int64(ts), 0)), 0)))
 		}
 		s.setResume(d.after)
+		if s.reachedStop() {
+			return progressed, nil
+		}
 	}
+}
+
+// StopAtCurrent reads the current server's position (GTID mode: its
+// executed set; file mode: SHOW MASTER STATUS) and makes Run return nil
+// once everything up to it is delivered. After a failover the current
+// server is the new writer. The Source must implement Prober (SyncerSource
+// does). It returns the target it recorded.
+func (s *BinlogStreamer) StopAtCurrent(ctx context.Context) (string, error) {
+	p, ok := s.source().(Prober)
+	if !ok {
+		return "", fmt.Errorf("binlogstream: the source (%T) cannot report its position (no Probe method)", s.source())
+	}
+	st, err := p.Probe(ctx)
+	if err != nil {
+		return "", fmt.Errorf("binlogstream: read the stop target: %w", err)
+	}
+	if s.cfg.Start.IsGTID() {
+		return st.Executed, s.StopAtGTID(st.Executed)
+	}
+	if st.Binlog.IsZero() {
+		return "", errors.New("binlogstream: the server reports no binlog position (log_bin=OFF?)")
+	}
+	s.StopAt(st.Binlog)
+	return st.Binlog.String(), nil
+}
+
+// StopAt makes a file-mode Run return nil once an event ending at or
+// after pos is delivered (at once if that is already so).
+func (s *BinlogStreamer) StopAt(pos Position) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stopPos = pos
+}
+
+// StopAtGTID makes a GTID-mode Run return nil once every transaction in
+// set is delivered (at once if that is already so). A failover candidate
+// must then also hold set.
+func (s *BinlogStreamer) StopAtGTID(set string) error {
+	if !s.cfg.Start.IsGTID() {
+		return configError("StopAtGTID needs GTID mode")
+	}
+	g, err := mysql.ParseGTIDSet(s.cfg.Start.Flavor, set)
+	if err != nil {
+		return configError("stop target %q: %v", set, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stopSet = g
+	return nil
+}
+
+func (s *BinlogStreamer) stopTargetString() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopSet == nil {
+		return ""
+	}
+	return s.stopSet.String()
+}
+
+// reachedStop reports whether the stop target is delivered.
+func (s *BinlogStreamer) reachedStop() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.resume
+	switch {
+	case s.stopSet != nil:
+		if r.GTID != "" {
+			return false
+		}
+		have, err := mysql.ParseGTIDSet(r.Flavor, r.Executed)
+		return err == nil && have.Contain(s.stopSet)
+	case !s.stopPos.IsZero():
+		return r.Rows == 0 && r.Streamed.Compare(s.stopPos) >= 0
+	}
+	return false
+}
+
+// eventTracker is the pure core for one dump: file mode (tracker) or GTID
+// mode (gtidTracker).
+type eventTracker interface {
+	observe(*replication.BinlogEvent) (decision, error)
+}
+
+func (s *BinlogStreamer) source() Source {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.src
 }
 
 func (s *BinlogStreamer) setResume(r ResumePosition) {
@@ -377,11 +525,11 @@ func (s *BinlogStreamer) classify(from ResumePosition, err error) error {
 	}
 	var me *mysql.MyError
 	if errors.As(err, &me) && !IsRetryable(err) {
-		return &ServerError{Start: from.Safe, Err: me}
+		return &ServerError{Start: from.Safe, From: from, Err: me}
 	}
 	var ee *replication.EventError
 	if errors.As(err, &ee) {
-		return &DecodeError{Start: from.Safe, Err: err}
+		return &DecodeError{Start: from.Safe, From: from, Err: err}
 	}
 	return err
 }

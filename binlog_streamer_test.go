@@ -66,7 +66,9 @@ func stream(t *testing.T, src binlogstream.Source, start binlogstream.ResumePosi
 	var r run
 	s.AddListener(func(_ context.Context, ev *binlogstream.Event) error {
 		if onEvent != nil {
-			if err := onEvent(r.events+1, ev); err != nil {
+			if err := onEvent(r.events+1, ev); err == errStopHere {
+				defer cancel() // acknowledge this event, then stop
+			} else if err != nil {
 				return err
 			}
 		}
@@ -86,6 +88,9 @@ func stream(t *testing.T, src binlogstream.Source, start binlogstream.ResumePosi
 	require.NoError(t, s.Close())
 	return r
 }
+
+// errStopHere, returned by onEvent, acknowledges the event and stops.
+var errStopHere = errors.New("stop here")
 
 // roundTrip is what a crashed process keeps: the token string only.
 func roundTrip(t *testing.T, r binlogstream.ResumePosition) binlogstream.ResumePosition {

@@ -61,11 +61,15 @@ func (e *ListenerError) Unwrap() error { return e.Err }
 // means the dump started inside a statement (after its Table_map), which a
 // ResumePosition from this package never does, or a corrupt binlog.
 type DecodeError struct {
-	Start Position // the dump's start
+	Start Position       // the dump's start (file mode)
+	From  ResumePosition // the position the dump was opened for
 	Err   error
 }
 
 func (e *DecodeError) Error() string {
+	if e.From.IsGTID() {
+		return fmt.Sprintf("binlogstream: cannot decode the binlog (dump from %s): %v", e.From.describe(), e.Err)
+	}
 	return fmt.Sprintf("binlogstream: cannot decode the binlog (dump started at %s; a start inside a statement, after its Table_map, fails like this): %v", e.Start, e.Err)
 }
 
@@ -74,11 +78,15 @@ func (e *DecodeError) Unwrap() error { return e.Err }
 // ServerError wraps an error the server sent, such as 1236 for a binlog
 // that was purged or a position past the end of a file.
 type ServerError struct {
-	Start Position
+	Start Position       // the dump's start (file mode)
+	From  ResumePosition // the position the dump was opened for
 	Err   *mysql.MyError
 }
 
 func (e *ServerError) Error() string {
+	if e.From.IsGTID() {
+		return fmt.Sprintf("binlogstream: server refused the dump from %s: %v", e.From.describe(), e.Err)
+	}
 	return fmt.Sprintf("binlogstream: server refused the dump at %s: %v", e.Start, e.Err)
 }
 

@@ -9,6 +9,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
 )
 
 // Position is a place in a server's binary log: a file name and a byte
@@ -105,13 +107,47 @@ func splitFileName(name string) (base string, seq uint64, ok bool) {
 // The zero value means "no position". Use StartAt to begin at a position
 // known to be a boundary (for example SHOW MASTER STATUS), and
 // ParseResumePosition to read a token written by String.
+//
+// In GTID mode (Flavor set; see StartAtGTID) the position is a GTID set
+// instead, and does not depend on the server it was taken from:
+//
+//   - Executed: the transactions delivered completely.
+//   - GTID and Progress: the in-flight transaction and what of it was
+//     delivered, counted in units every server writes alike (Table_maps,
+//     row changes, statements) plus a fingerprint of them. A resume asks
+//     the server for everything after Executed, which replays the
+//     in-flight transaction from its start, possibly split differently;
+//     the delivered part is dropped and, if the replayed transaction does
+//     not match the fingerprint, the stream stops with ErrResumeMismatch.
 type ResumePosition struct {
 	Safe     Position
 	Streamed Position
 	Rows     uint32
 	InTxn    bool
 	GTID     string
+
+	Flavor   string // "mysql" or "mariadb" in GTID mode; "" in file mode
+	Executed string
+	Progress TxnProgress
 }
+
+// StartAtGTID returns a GTID-mode ResumePosition that streams every
+// transaction not in executed (MySQL "uuid:1-5,...", MariaDB
+// "domain-server-seq,..."), e.g. the server's @@gtid_executed or
+// @@gtid_binlog_pos read before the first run.
+func StartAtGTID(flavor, executed string) (ResumePosition, error) {
+	r := ResumePosition{Flavor: flavor, Executed: executed}
+	if err := r.validate(); err != nil {
+		return ResumePosition{}, configError("%v", err)
+	}
+	// Normalise the set's spelling so tokens compare equal.
+	set, _ := mysql.ParseGTIDSet(flavor, executed)
+	r.Executed = set.String()
+	return r, nil
+}
+
+// IsGTID reports whether r is a GTID-mode position.
+func (r ResumePosition) IsGTID() bool { return r.Flavor != "" }
 
 // StartAt returns a ResumePosition that starts streaming at pos. pos must
 // be an event boundary outside any statement, such as a file's offset 4 or
@@ -122,6 +158,20 @@ func StartAt(pos Position) ResumePosition {
 
 // IsZero reports whether r holds no position.
 func (r ResumePosition) IsZero() bool { return r == ResumePosition{} }
+
+// String of a GTID-mode position's parts for logs: "executed=... gtid=...".
+func (r ResumePosition) describe() string {
+	if r.IsGTID() {
+		if r.GTID != "" {
+			return fmt.Sprintf("executed %q, in %s after %d row changes and %d statements", r.Executed, r.GTID, r.Progress.Rows, r.Progress.Statements)
+		}
+		return fmt.Sprintf("executed %q", r.Executed)
+	}
+	if r.Rows > 0 {
+		return fmt.Sprintf("safe %s, streamed %s and %d row changes", r.Safe, r.Streamed, r.Rows)
+	}
+	return fmt.Sprintf("safe %s, streamed %s", r.Safe, r.Streamed)
+}
 
 // Token format, version 1 (file mode): "bls1." + base64url(payload), where
 // payload is
@@ -136,6 +186,7 @@ func (r ResumePosition) IsZero() bool { return r == ResumePosition{} }
 const (
 	tokenPrefix   = "bls1."
 	tokenKindFile = 1
+	tokenKindGTID = 2
 
 	flagInTxn     = 1 << 0
 	flagOtherFile = 1 << 1
@@ -175,6 +226,9 @@ func (r ResumePosition) String() string {
 	if r.IsZero() {
 		return ""
 	}
+	if r.IsGTID() {
+		return r.gtidToken()
+	}
 	var flags byte
 	if r.InTxn {
 		flags |= flagInTxn
@@ -199,6 +253,34 @@ func (r ResumePosition) String() string {
 	}
 	b = binary.LittleEndian.AppendUint32(b, crc32.ChecksumIEEE(b))
 	return tokenPrefix + base64.RawURLEncoding.EncodeToString(b)
+}
+
+// GTID-mode payload: kind 2 | flags (flagGTID) | flavor (1 mysql, 2
+// mariadb) | executed | [gtid | table maps | rows | statements | other |
+// fingerprint (8 bytes LE)] | crc32.
+func (r ResumePosition) gtidToken() string {
+	var flags byte
+	if r.GTID != "" {
+		flags |= flagGTID
+	}
+	b := []byte{tokenKindGTID, flags, flavorByte(r.Flavor)}
+	b = appendString(b, r.Executed)
+	if r.GTID != "" {
+		b = appendString(b, r.GTID)
+		for _, v := range []uint32{r.Progress.TableMaps, r.Progress.Rows, r.Progress.Statements, r.Progress.Other} {
+			b = binary.AppendUvarint(b, uint64(v))
+		}
+		b = binary.LittleEndian.AppendUint64(b, r.Progress.Fingerprint)
+	}
+	b = binary.LittleEndian.AppendUint32(b, crc32.ChecksumIEEE(b))
+	return tokenPrefix + base64.RawURLEncoding.EncodeToString(b)
+}
+
+func flavorByte(f string) byte {
+	if f == mysql.MariaDBFlavor {
+		return 2
+	}
+	return 1
 }
 
 func appendString(b []byte, s string) []byte {
@@ -235,13 +317,26 @@ func ParseResumePosition(tok string) (ResumePosition, error) {
 	}
 	d := tokenDecoder{b: body}
 	kind, flags := d.byte(), d.byte()
-	if kind != tokenKindFile {
+	if kind != tokenKindFile && kind != tokenKindGTID {
 		return ResumePosition{}, tokenError(tok, fmt.Sprintf("unknown position kind %d", kind))
 	}
-	if flags&^knownFlags != 0 {
+	if flags&^knownFlags != 0 || kind == tokenKindGTID && flags&^flagGTID != 0 {
 		return ResumePosition{}, tokenError(tok, fmt.Sprintf("unknown flags %#x", flags))
 	}
 	var r ResumePosition
+	if kind == tokenKindGTID {
+		r = d.gtidPosition(flags)
+		if d.err == "" && len(d.b) != 0 {
+			d.fail("trailing bytes")
+		}
+		if d.err != "" {
+			return ResumePosition{}, tokenError(tok, d.err)
+		}
+		if err := r.validate(); err != nil {
+			return ResumePosition{}, tokenError(tok, err.Error())
+		}
+		return r, nil
+	}
 	r.InTxn = flags&flagInTxn != 0
 	r.Safe.File = d.string()
 	r.Safe.Offset = d.uvarint()
@@ -270,8 +365,43 @@ func ParseResumePosition(tok string) (ResumePosition, error) {
 	return r, nil
 }
 
+func (d *tokenDecoder) gtidPosition(flags byte) ResumePosition {
+	var r ResumePosition
+	switch d.byte() {
+	case 1:
+		r.Flavor = mysql.MySQLFlavor
+	case 2:
+		r.Flavor = mysql.MariaDBFlavor
+	default:
+		d.fail("unknown flavor")
+	}
+	r.Executed = d.string()
+	if flags&flagGTID != 0 {
+		r.GTID = d.string()
+		var v [4]uint32
+		for i := range v {
+			n := d.uvarint()
+			if n > math.MaxUint32 {
+				d.fail("count out of range")
+			}
+			v[i] = uint32(n)
+		}
+		r.Progress = TxnProgress{TableMaps: v[0], Rows: v[1], Statements: v[2], Other: v[3]}
+		if len(d.b) < 8 {
+			d.fail("truncated")
+		} else {
+			r.Progress.Fingerprint = binary.LittleEndian.Uint64(d.b)
+			d.b = d.b[8:]
+		}
+	}
+	return r
+}
+
 // validate checks the invariants every token written by this package holds.
 func (r ResumePosition) validate() error {
+	if r.IsGTID() {
+		return r.validateGTID()
+	}
 	if r.Safe.File == "" || r.Streamed.File == "" {
 		return errors.New("empty file name")
 	}
@@ -280,6 +410,26 @@ func (r ResumePosition) validate() error {
 	}
 	if r.GTID != "" && !r.InTxn {
 		return errors.New("GTID without an open transaction")
+	}
+	return nil
+}
+
+func (r ResumePosition) validateGTID() error {
+	if r.Flavor != mysql.MySQLFlavor && r.Flavor != mysql.MariaDBFlavor {
+		return fmt.Errorf("flavor %q: want %q or %q", r.Flavor, mysql.MySQLFlavor, mysql.MariaDBFlavor)
+	}
+	if !r.Safe.IsZero() || !r.Streamed.IsZero() || r.Rows != 0 || r.InTxn {
+		return errors.New("file positions in a GTID-mode position")
+	}
+	if _, err := mysql.ParseGTIDSet(r.Flavor, r.Executed); err != nil {
+		return fmt.Errorf("executed GTID set %q: %v", r.Executed, err)
+	}
+	if r.GTID != "" {
+		if _, err := mysql.ParseGTIDSet(r.Flavor, r.GTID); err != nil || strings.ContainsAny(r.GTID, ",") {
+			return fmt.Errorf("in-flight GTID %q is not one GTID", r.GTID)
+		}
+	} else if r.Progress != (TxnProgress{}) {
+		return errors.New("progress without an in-flight transaction")
 	}
 	return nil
 }

@@ -238,8 +238,17 @@ func (t *tracker) fakeRotate(ev *replication.BinlogEvent) (decision, error) {
 		if pos != t.from.Safe {
 			return decision{}, positionError("dump requested at %s started at %s", t.from.Safe, pos)
 		}
-	} else if pos != t.next && !(pos.File == t.next.File && pos.Offset == 4 && t.next.Offset == 4) {
-		return decision{}, positionError("server rotated to %s while the stream was at %s", pos, t.next)
+	} else if pos != t.next {
+		if compareFileNames(pos.File, t.next.File) <= 0 || pos.Offset != 4 {
+			return decision{}, positionError("server rotated to %s while the stream was at %s", pos, t.next)
+		}
+		// The file ended without a Rotate event: the server stopped or
+		// crashed and started a new file. Nothing spans files, so the
+		// new file's start is a safe point outside any transaction.
+		t.pending, t.stage, t.gtid = false, txnNone, ""
+		if !t.replaying {
+			t.safe, t.safeInTxn, t.safeGTID = pos, false, ""
+		}
 	}
 	t.sawRotate = true
 	t.next = pos

@@ -539,3 +539,10 @@ func (st *fakeStream) Close() error {
 	st.closeOnce.Do(func() { close(st.closed) })
 	return nil
 }
+
+// Binlog returns the binlog the source serves now.
+func (s *FakeSource) Binlog() *Binlog {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.bl
+}

@@ -1,0 +1,280 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/client"
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
+	"github.com/sirupsen/logrus"
+
+	"github.com/binlogstream/binlogstream"
+)
+
+// defaultServerID is the replica id binlog-tail registers with unless
+// --server-id says otherwise: 4344916 is "BLT" in ASCII. A server keeps one
+// dump per replica id, so two binlog-tails on one server need different ids.
+const defaultServerID = 0x424C54
+
+const usageText = `usage: binlog-tail --dsn 'USER:PASS@tcp(HOST:PORT)/' --out FILE [flags]
+       binlog-tail --demo
+
+Streams the binlog of a MySQL or MariaDB server (binlog_format=ROW) to FILE
+as JSON Lines, one line per row change and one per DDL or other statement.
+FILE is the checkpoint: when it is not empty, binlog-tail resumes right after
+its last complete line (an incomplete last line is cut first) and ignores
+--start, so a kill at any moment followed by the same command leaves FILE as
+an uninterrupted run would have.
+
+Flags:
+`
+
+const formatText = `
+Lines (keys always in this order; gtid only when the transaction has one):
+  {"type":"insert|update|delete","schema":S,"table":T,"row":[...],
+   "before":[...] (update only),"gtid":G,"file":F,"pos":P,"resume":R}
+  {"type":"query","schema":S,"query":Q,"gtid":G,"file":F,"pos":P,"resume":R}
+BEGIN, COMMIT, ROLLBACK, XID, Table_map and other events write no line.
+file:pos is the end of the binlog event the line comes from; resume is the
+token to continue after this line. Values are in table column order:
+integers and floats as JSON numbers, DECIMAL as a string, NULL as null,
+strings and blobs as JSON strings when they are valid UTF-8, otherwise as
+{"base64":"<standard padded base64>"}; DATE, TIME, DATETIME and TIMESTAMP
+(rendered in UTC) as strings; ENUM and SET as their numeric index/bitmask;
+BIT and YEAR as numbers. UNSIGNED integers read as unsigned only when the
+server logs signedness (binlog_row_metadata=MINIMAL or FULL).
+`
+
+// options are the parsed command line.
+type options struct {
+	DSN           binlogstream.DSN
+	Out           string
+	Start         string
+	StopAtCurrent bool
+	ServerID      uint
+	Flavor        string
+	Quiet         bool
+	Demo          bool
+}
+
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	var o options
+	var dsn string
+	fs := flag.NewFlagSet("binlog-tail", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&dsn, "dsn", "", "source server, USER:PASS@tcp(HOST:PORT)/ (needs REPLICATION SLAVE and BINLOG MONITOR / REPLICATION CLIENT)")
+	fs.StringVar(&o.Out, "out", "", "JSON Lines output file; also the checkpoint")
+	fs.StringVar(&o.Start, "start", "current", "where to start when FILE is empty: current (SHOW MASTER STATUS), oldest (first of SHOW BINARY LOGS, offset 4) or FILE:POS")
+	fs.BoolVar(&o.StopAtCurrent, "stop-at-current", false, "exit 0 once everything up to the server's position at startup (SHOW MASTER STATUS) is written")
+	fs.UintVar(&o.ServerID, "server-id", defaultServerID, "replica server id to register with; must differ from every other replica's (and every other binlog-tail's) on the server")
+	fs.StringVar(&o.Flavor, "flavor", "", "mysql or mariadb (default: detected from the server version)")
+	fs.BoolVar(&o.Quiet, "quiet", false, "no progress lines or warnings on stderr")
+	fs.BoolVar(&o.Demo, "demo", false, "run a self-contained crash-and-resume demo on an in-process fake server and exit")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usageText)
+		fs.PrintDefaults()
+		fmt.Fprint(fs.Output(), formatText)
+	}
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if o.Demo {
+		return o, nil
+	}
+	if dsn == "" || o.Out == "" {
+		return o, errors.New("--dsn and --out are required (see --help)")
+	}
+	d, err := binlogstream.ParseDSN(dsn)
+	if err != nil {
+		return o, err
+	}
+	o.DSN = d
+	if o.ServerID == 0 || o.ServerID > 1<<32-1 {
+		return o, fmt.Errorf("--server-id %d: want 1..4294967295", o.ServerID)
+	}
+	switch o.Flavor {
+	case "", mysql.MySQLFlavor, mysql.MariaDBFlavor:
+	default:
+		return o, fmt.Errorf("--flavor %q: want mysql or mariadb", o.Flavor)
+	}
+	switch o.Start {
+	case "current", "oldest":
+	default:
+		if _, err := binlogstream.ParsePosition(o.Start); err != nil {
+			return o, fmt.Errorf("--start %q: want oldest, current or FILE:POS", o.Start)
+		}
+	}
+	return o, nil
+}
+
+// cli runs binlog-tail and returns its exit code: 0 on success, after a
+// signal and with --stop-at-current once caught up; 2 for bad flags; 1 for
+// any other error, reported as one line on stderr.
+func cli(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	o, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "binlog-tail: %s\n", oneLine(err.Error(), ""))
+		return 2
+	}
+	if o.Demo {
+		err = runDemo(ctx, stdout, newFakeDemoServer)
+	} else {
+		err = runTail(ctx, o, stderr)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "binlog-tail: %s\n", oneLine(err.Error(), o.DSN.Password))
+		return 1
+	}
+	return 0
+}
+
+// oneLine keeps an error message on one line and without the password.
+func oneLine(msg, secret string) string {
+	if secret != "" {
+		msg = strings.ReplaceAll(msg, secret, "xxxxx")
+	}
+	return strings.Join(strings.Fields(msg), " ")
+}
+
+func runTail(ctx context.Context, o options, stderr io.Writer) error {
+	// Recover the file first: a corrupt checkpoint fails before any
+	// connection, and a resumed run ignores --start.
+	f, rec, err := openOutput(o.Out)
+	if err != nil {
+		return err
+	}
+	f.Close()
+
+	info, err := inspectServer(ctx, o, !rec.Lines)
+	if err != nil {
+		return err
+	}
+	logger := logrus.New()
+	logger.SetOutput(stderr)
+	logger.SetLevel(logrus.WarnLevel)
+	logger.SetFormatter(&logrus.TextFormatter{DisableTimestamp: true})
+	if o.Quiet {
+		logger.SetOutput(io.Discard)
+	}
+	src, err := binlogstream.NewSyncerSource(binlogstream.SyncerConfig{
+		DSN:             o.DSN,
+		ServerID:        uint32(o.ServerID),
+		Flavor:          info.Flavor,
+		HeartbeatPeriod: time.Second,
+		ReadTimeout:     10 * time.Second,
+		Tune: func(c *replication.BinlogSyncerConfig) {
+			// TIMESTAMP values render the same wherever binlog-tail runs.
+			c.TimestampStringLocation = time.UTC
+		},
+	})
+	if err != nil {
+		return err
+	}
+	cfg := tailConfig{
+		Source:               src,
+		Start:                binlogstream.StartAt(info.Start),
+		Target:               info.Target,
+		MaxReconnectAttempts: 10,
+		Logger:               logger,
+	}
+	if !o.Quiet {
+		cfg.Progress = stderr
+	}
+	_, err = tail(ctx, o.Out, cfg)
+	return err
+}
+
+// serverInfo is what binlog-tail asks the server before streaming.
+type serverInfo struct {
+	Flavor string
+	Start  binlogstream.Position // zero unless needed
+	Target binlogstream.Position // zero unless --stop-at-current
+}
+
+// inspectServer connects once over go-mysql's client to detect the flavor
+// and resolve --start (when needStart) and --stop-at-current.
+func inspectServer(ctx context.Context, o options, needStart bool) (serverInfo, error) {
+	info := serverInfo{Flavor: o.Flavor}
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	c, err := client.ConnectWithContext(cctx, fmt.Sprintf("%s:%d", o.DSN.Host, o.DSN.Port), o.DSN.User, o.DSN.Password, "", 10*time.Second)
+	if err != nil {
+		return info, fmt.Errorf("connect to %s: %w", o.DSN, err)
+	}
+	defer c.Close()
+	if info.Flavor == "" {
+		info.Flavor = mysql.MySQLFlavor
+		if strings.Contains(c.GetServerVersion(), "MariaDB") {
+			info.Flavor = mysql.MariaDBFlavor
+		}
+	}
+	var current binlogstream.Position
+	if o.StopAtCurrent || (needStart && o.Start == "current") {
+		if current, err = masterStatus(c); err != nil {
+			return info, err
+		}
+		if o.StopAtCurrent {
+			info.Target = current
+		}
+	}
+	if !needStart {
+		return info, nil
+	}
+	switch o.Start {
+	case "current":
+		info.Start = current
+	case "oldest":
+		r, err := c.Execute("SHOW BINARY LOGS")
+		if err != nil {
+			return info, fmt.Errorf("SHOW BINARY LOGS: %w", err)
+		}
+		if r.RowNumber() == 0 {
+			return info, errors.New("SHOW BINARY LOGS is empty: is binary logging on (log_bin)?")
+		}
+		name, err := r.GetString(0, 0)
+		if err != nil {
+			return info, fmt.Errorf("SHOW BINARY LOGS: %w", err)
+		}
+		info.Start = binlogstream.Position{File: name, Offset: 4}
+	default:
+		if info.Start, err = binlogstream.ParsePosition(o.Start); err != nil {
+			return info, err
+		}
+	}
+	return info, nil
+}
+
+func masterStatus(c *client.Conn) (binlogstream.Position, error) {
+	r, err := c.Execute("SHOW MASTER STATUS")
+	if err != nil {
+		// MySQL 8.4 renamed it.
+		var err2 error
+		if r, err2 = c.Execute("SHOW BINARY LOG STATUS"); err2 != nil {
+			return binlogstream.Position{}, fmt.Errorf("SHOW MASTER STATUS: %w", err)
+		}
+	}
+	if r.RowNumber() == 0 {
+		return binlogstream.Position{}, errors.New("SHOW MASTER STATUS is empty: is binary logging on (log_bin)?")
+	}
+	file, err := r.GetString(0, 0)
+	if err != nil {
+		return binlogstream.Position{}, fmt.Errorf("SHOW MASTER STATUS: %w", err)
+	}
+	pos, err := r.GetUint(0, 1)
+	if err != nil {
+		return binlogstream.Position{}, fmt.Errorf("SHOW MASTER STATUS: %w", err)
+	}
+	return binlogstream.Position{File: file, Offset: pos}, nil
+}

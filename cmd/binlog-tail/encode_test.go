@@ -1,0 +1,125 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+	"testing/quick"
+	"time"
+	"unicode/utf8"
+
+	"github.com/go-mysql-org/go-mysql/replication"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/binlogstream/binlogstream"
+)
+
+type stringer struct{ s string }
+
+func (s stringer) String() string { return s.s }
+
+func TestAppendValue(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		v    any
+		want string
+	}{
+		{"null", nil, `null`},
+		{"int8", int8(-128), `-128`},
+		{"int16", int16(-32768), `-32768`},
+		{"int32", int32(2147483647), `2147483647`},
+		{"int64", int64(math.MinInt64), `-9223372036854775808`},
+		{"int (YEAR)", 2024, `2024`},
+		{"uint8", uint8(255), `255`},
+		{"uint16", uint16(65535), `65535`},
+		{"uint32", uint32(4294967295), `4294967295`},
+		{"uint64", uint64(math.MaxUint64), `18446744073709551615`},
+		{"float32", float32(1.5), `1.5`},
+		{"float32 shortest", float32(0.1), `0.1`},
+		{"float64", 3.141592653589793, `3.141592653589793`},
+		{"float64 exponent", 1e21, `1e+21`},
+		{"float64 NaN", math.NaN(), `"NaN"`},
+		{"decimal string", "12.50", `"12.50"`},
+		{"string", "héllo", `"héllo"`},
+		{"string escapes", "a\"b\\c\nd\re\tf\x00g\x1f", `"a\"b\\c\nd\re\tf\u0000g\u001f"`},
+		{"string non-UTF-8", "\xff\xfe", `{"base64":"//4="}`},
+		{"bytes UTF-8", []byte("blob"), `"blob"`},
+		{"bytes empty", []byte{}, `""`},
+		{"bytes binary", []byte{0, 0xff, 0x80}, `{"base64":"AP+A"}`},
+		{"time.Time", time.Date(2024, 1, 2, 3, 4, 5, 600000000, time.FixedZone("x", 3600)), `"2024-01-02 02:04:05.6"`},
+		{"datetime string", "2024-01-02 03:04:05.123", `"2024-01-02 03:04:05.123"`},
+		{"bool", true, `true`},
+		{"stringer (decimal.Decimal)", stringer{"1.23"}, `"1.23"`},
+		{"other", struct{ A int }{1}, `"{1}"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := string(appendValue(nil, tc.v))
+			assert.Equal(t, tc.want, got)
+			assert.True(t, json.Valid([]byte(got)), got)
+		})
+	}
+}
+
+// Every valid UTF-8 string round-trips through encoding/json; every other
+// byte string round-trips through the base64 form.
+func TestAppendStringRoundTrip(t *testing.T) {
+	f := func(s string) bool {
+		out := appendString(nil, s)
+		if utf8.ValidString(s) {
+			var back string
+			return json.Unmarshal(out, &back) == nil && back == s
+		}
+		var back struct{ Base64 []byte }
+		return json.Unmarshal(out, &back) == nil && string(back.Base64) == s
+	}
+	require.NoError(t, quick.Check(f, &quick.Config{MaxCount: 5000}))
+	for _, s := range []string{"\u2028", "\x7f", "<>&", "\xc3", "ok\xc3("} {
+		assert.True(t, f(s), "%q", s)
+	}
+}
+
+func testEvent(typ replication.EventType, ev replication.Event, gtid string) *binlogstream.Event {
+	return &binlogstream.Event{
+		BinlogEvent: &replication.BinlogEvent{Header: &replication.EventHeader{EventType: typ}, Event: ev},
+		Start:       binlogstream.Position{File: "bin.000001", Offset: 100},
+		End:         binlogstream.Position{File: "bin.000001", Offset: 200},
+		GTID:        gtid,
+		Resume: binlogstream.ResumePosition{Safe: binlogstream.Position{File: "bin.000001", Offset: 50},
+			Streamed: binlogstream.Position{File: "bin.000001", Offset: 200}},
+	}
+}
+
+func TestLines(t *testing.T) {
+	re := &replication.RowsEvent{Table: &replication.TableMapEvent{Schema: []byte("d"), Table: []byte("t")}}
+	ev := testEvent(replication.UPDATE_ROWS_EVENTv1, re, "0-1-5")
+	tok := ev.Resume.String()
+
+	got := string(appendRowLine(nil, "update", re, []any{int32(1), "a"}, []any{int32(1), nil}, ev, ev.Resume))
+	assert.Equal(t, `{"type":"update","schema":"d","table":"t","row":[1,null],"before":[1,"a"],"gtid":"0-1-5","file":"bin.000001","pos":200,"resume":"`+tok+`"}`+"\n", got)
+
+	ev.GTID = ""
+	got = string(appendRowLine(nil, "delete", re, nil, []any{int64(7)}, ev, ev.Resume))
+	assert.Equal(t, `{"type":"delete","schema":"d","table":"t","row":[7],"file":"bin.000001","pos":200,"resume":"`+tok+`"}`+"\n", got)
+
+	q := &replication.QueryEvent{Schema: []byte("d"), Query: []byte("ALTER TABLE t\nADD x INT")}
+	got = string(appendQueryLine(nil, q, testEvent(replication.QUERY_EVENT, q, "")))
+	assert.Equal(t, `{"type":"query","schema":"d","query":"ALTER TABLE t\nADD x INT","file":"bin.000001","pos":200,"resume":"`+tok+`"}`+"\n", got)
+	assert.True(t, json.Valid([]byte(strings.TrimSpace(got))))
+}
+
+func TestRowKindAndMarkers(t *testing.T) {
+	assert.Equal(t, "insert", rowKind(replication.WRITE_ROWS_EVENTv2))
+	assert.Equal(t, "insert", rowKind(replication.MARIADB_WRITE_ROWS_COMPRESSED_EVENT_V1))
+	assert.Equal(t, "update", rowKind(replication.UPDATE_ROWS_EVENTv1))
+	assert.Equal(t, "update", rowKind(replication.PARTIAL_UPDATE_ROWS_EVENT))
+	assert.Equal(t, "delete", rowKind(replication.DELETE_ROWS_EVENTv2))
+	assert.Equal(t, "", rowKind(replication.TABLE_MAP_EVENT))
+	for _, q := range []string{"BEGIN", "COMMIT", "ROLLBACK", " commit "} {
+		assert.True(t, isTxnMarker([]byte(q)), q)
+	}
+	for _, q := range []string{"CREATE TABLE t (a INT)", "SAVEPOINT a", "BEGIN NOT ATOMIC SELECT 1; END"} {
+		assert.False(t, isTxnMarker([]byte(q)), q)
+	}
+}

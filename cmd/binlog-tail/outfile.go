@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/binlogstream/binlogstream"
+)
+
+// The output file is the checkpoint: every line carries the resume token
+// for the moment right after it. A process killed at any moment leaves
+// complete lines followed by at most one partial line (what a write had
+// got out). openOutput cuts the partial line and returns the last complete
+// line's token, so a rerun continues exactly after it.
+
+// recovered says what openOutput found in an existing file.
+type recovered struct {
+	// Resume is the token of the last complete line; zero for an empty file.
+	Resume binlogstream.ResumePosition
+	// Lines is false when the file held no complete line.
+	Lines bool
+	// Cut is how many bytes of an incomplete last line were removed.
+	Cut int64
+	// Size is the file's size after the cut.
+	Size int64
+}
+
+// openOutput opens (or creates) path for appending after recovering it.
+func openOutput(path string) (*os.File, recovered, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, recovered{}, err
+	}
+	rec, err := recoverFile(f)
+	if err == nil {
+		_, err = f.Seek(rec.Size, io.SeekStart)
+	}
+	if err != nil {
+		f.Close()
+		return nil, recovered{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return f, rec, nil
+}
+
+// fileLike is what recoverFile needs of an *os.File.
+type fileLike interface {
+	io.ReaderAt
+	Stat() (os.FileInfo, error)
+	Truncate(size int64) error
+}
+
+// recoverFile truncates f after its last newline and decodes the last
+// complete line's resume token.
+func recoverFile(f fileLike) (recovered, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return recovered{}, err
+	}
+	size := st.Size()
+	end, err := lastIndexByte(f, size, '\n') // index of the last '\n', -1 if none
+	if err != nil {
+		return recovered{}, err
+	}
+	rec := recovered{Size: end + 1, Cut: size - (end + 1)}
+	if rec.Cut > 0 {
+		if err := f.Truncate(rec.Size); err != nil {
+			return recovered{}, err
+		}
+	}
+	if end < 0 {
+		return rec, nil
+	}
+	start, err := lastIndexByte(f, end, '\n')
+	if err != nil {
+		return recovered{}, err
+	}
+	line := make([]byte, end-(start+1))
+	if _, err := f.ReadAt(line, start+1); err != nil {
+		return recovered{}, err
+	}
+	var v struct {
+		Resume *string `json:"resume"`
+	}
+	if err := json.Unmarshal(line, &v); err != nil || v.Resume == nil {
+		return recovered{}, fmt.Errorf("the last line (at byte %d) is not a binlog-tail line with a \"resume\" token: %.80q", start+1, line)
+	}
+	r, err := binlogstream.ParseResumePosition(*v.Resume)
+	if err == nil && r.IsZero() {
+		err = fmt.Errorf("empty resume token")
+	}
+	if err != nil {
+		return recovered{}, fmt.Errorf("the last line (at byte %d): %w", start+1, err)
+	}
+	rec.Resume, rec.Lines = r, true
+	return rec, nil
+}
+
+// lastIndexByte returns the offset of the last c in f[0:n], or -1, reading
+// backwards in chunks so a huge file costs only its tail.
+func lastIndexByte(f io.ReaderAt, n int64, c byte) (int64, error) {
+	const chunk = 64 << 10
+	buf := make([]byte, chunk)
+	for n > 0 {
+		from := max(n-chunk, 0)
+		b := buf[:n-from]
+		if _, err := f.ReadAt(b, from); err != nil {
+			return 0, err
+		}
+		if i := bytes.LastIndexByte(b, c); i >= 0 {
+			return from + int64(i), nil
+		}
+		n = from
+	}
+	return -1, nil
+}

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/binlogstream/binlogstream"
+)
+
+func fakeConfig(t *testing.T) tailConfig {
+	t.Helper()
+	srv, err := newFakeDemoServer()
+	require.NoError(t, err)
+	return tailConfig{Source: srv.Source(), Start: binlogstream.StartAt(srv.First), Target: srv.End,
+		ReconnectBackoff: time.Millisecond}
+}
+
+func reference(t *testing.T) []byte {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "ref.jsonl")
+	res, err := tail(context.Background(), path, fakeConfig(t))
+	require.NoError(t, err)
+	require.True(t, res.Reached)
+	want, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, 25, bytes.Count(want, []byte("\n")))
+	return want
+}
+
+// TestKillAtEveryByte: a SIGKILL leaves a prefix of what an uninterrupted
+// run writes. Resuming from every prefix (every line boundary, and inside
+// every line) gives the uninterrupted file.
+func TestKillAtEveryByte(t *testing.T) {
+	want := reference(t)
+	dir := t.TempDir()
+	var cuts []int
+	start := 0
+	for i, c := range want {
+		if c == '\n' {
+			cuts = append(cuts, start, start+1, (start+i)/2, i, i+1)
+			start = i + 1
+		}
+	}
+	for _, cut := range cuts {
+		path := filepath.Join(dir, "out.jsonl")
+		require.NoError(t, os.WriteFile(path, want[:cut], 0o644))
+		_, err := tail(context.Background(), path, fakeConfig(t))
+		require.NoError(t, err, "cut at %d", cut)
+		got, err := os.ReadFile(path)
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(got), "killed after %d bytes", cut)
+	}
+}
+
+// TestCrashBetweenEveryRow crashes the run before every row line (the
+// demo's seam: buffer out, half a line) and resumes, twice in a row.
+func TestCrashBetweenEveryRow(t *testing.T) {
+	want := reference(t)
+	for k := 0; ; k++ {
+		path := filepath.Join(t.TempDir(), "out.jsonl")
+		cfg := fakeConfig(t)
+		n := 0
+		cfg.crashBefore = func(*binlogstream.Event, int) bool { n++; return n > k }
+		_, err := tail(context.Background(), path, cfg)
+		if err == nil {
+			require.Greater(t, k, 15, "the run has rows")
+			break
+		}
+		require.ErrorIs(t, err, errCrashed)
+		// Crash the resumed run too, right at its first row.
+		cfg = fakeConfig(t)
+		cfg.crashBefore = func(*binlogstream.Event, int) bool { return true }
+		_, err = tail(context.Background(), path, cfg)
+		require.ErrorIs(t, err, errCrashed)
+		_, err = tail(context.Background(), path, fakeConfig(t))
+		require.NoError(t, err)
+		got, err := os.ReadFile(path)
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(got), "crash before row line %d", k+1)
+	}
+}
+
+// TestStopAtTargetAndSignal: nothing to do exits at once; a cancelled
+// context is a clean stop with every line of acknowledged events written.
+func TestStopAtTargetAndSignal(t *testing.T) {
+	want := reference(t)
+	path := filepath.Join(t.TempDir(), "out.jsonl")
+	require.NoError(t, os.WriteFile(path, want, 0o644))
+	res, err := tail(context.Background(), path, fakeConfig(t))
+	require.NoError(t, err)
+	assert.True(t, res.Reached)
+	assert.Zero(t, res.Lines)
+
+	// No target: the fake source blocks at the end like an idle server
+	// until the context ends (SIGTERM).
+	path = filepath.Join(t.TempDir(), "out.jsonl")
+	cfg := fakeConfig(t)
+	cfg.Target = binlogstream.Position{}
+	cfg.FlushEvery = 10 * time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { _, err := tail(ctx, path, cfg); done <- err }()
+	require.Eventually(t, func() bool {
+		got, _ := os.ReadFile(path)
+		return bytes.Equal(got, want) // flushed while idle, before exit
+	}, 5*time.Second, 5*time.Millisecond)
+	cancel()
+	require.NoError(t, <-done)
+}
+
+func TestDemo(t *testing.T) {
+	var out bytes.Buffer
+	require.NoError(t, runDemo(context.Background(), &out, newFakeDemoServer))
+	s := out.String()
+	assert.Contains(t, s, "invalid table id, no corresponding table map event")
+	assert.Contains(t, s, "byte for byte")
+	assert.Contains(t, s, "dropped 4 replayed events")
+
+	var stderr bytes.Buffer
+	assert.Equal(t, 0, cli(context.Background(), []string{"--demo"}, &out, &stderr), stderr.String())
+}
+
+func TestFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"--out", "x"}, 2, "--dsn and --out are required"},
+		{[]string{"--dsn", "u:secret@tcp(127.0.0.1:1)/"}, 2, "--dsn and --out are required"},
+		{[]string{"--dsn", "u:secret@nohost", "--out", "x"}, 2, "tcp(HOST:PORT)"},
+		{[]string{"--dsn", "u:secret@tcp(127.0.0.1:1)/", "--out", "x", "--start", "bogus"}, 2, "--start"},
+		{[]string{"--dsn", "u:secret@tcp(127.0.0.1:1)/", "--out", "x", "--flavor", "pg"}, 2, "--flavor"},
+		{[]string{"--dsn", "u:secret@tcp(127.0.0.1:1)/", "--out", "x", "--server-id", "0"}, 2, "--server-id"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := cli(context.Background(), tc.args, &stdout, &stderr)
+		assert.Equal(t, tc.code, code, "%v", tc.args)
+		assert.Contains(t, stderr.String(), tc.msg)
+		assert.NotContains(t, stderr.String(), "secret")
+		assert.Equal(t, 1, bytes.Count(stderr.Bytes(), []byte("\n")), stderr.String())
+	}
+	// Nothing listens on port 1: one line, exit 1, no password.
+	var stdout, stderr bytes.Buffer
+	out := filepath.Join(t.TempDir(), "out.jsonl")
+	code := cli(context.Background(), []string{"--dsn", "u:secret@tcp(127.0.0.1:1)/", "--out", out, "--quiet"}, &stdout, &stderr)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr.String(), "binlog-tail: connect to u:xxxxx@tcp(127.0.0.1:1)/")
+	assert.NotContains(t, stderr.String(), "secret")
+	assert.Equal(t, 1, bytes.Count(stderr.Bytes(), []byte("\n")), stderr.String())
+}

@@ -1,0 +1,334 @@
+package binlogstream
+
+import (
+	"hash/fnv"
+	"strings"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
+)
+
+// GTID mode. A GTID dump starts at a transaction boundary: the server
+// sends every transaction not in the requested set, so the in-flight
+// transaction comes again from its GTID event, possibly from another
+// server that split its rows into different events. Progress inside it is
+// therefore counted in units every server writes alike (Table_maps, row
+// changes, statements), never in events or bytes, and a fingerprint of
+// what was delivered proves the replayed transaction is the same one.
+
+// TxnProgress is how much of the in-flight transaction was delivered.
+type TxnProgress struct {
+	TableMaps  uint32 // Table_map events
+	Rows       uint32 // row changes (an update's two images are one change)
+	Statements uint32 // Query events other than BEGIN/COMMIT/ROLLBACK
+	Other      uint32 // BEGIN, Annotate_rows, Rows_query, Intvar, Rand, User_var
+	// Fingerprint hashes, in order, the table and kind of every row change
+	// and the text of every statement delivered.
+	Fingerprint uint64
+}
+
+func (p TxnProgress) reached(q TxnProgress) bool {
+	return p.TableMaps >= q.TableMaps && p.Rows >= q.Rows && p.Statements >= q.Statements
+}
+
+const fnvOffset64 = 14695981039346656037
+
+func fingerprintAdd(fp uint64, kind byte, text string) uint64 {
+	h := fnv.New64a()
+	var b [9]byte
+	for i := 0; i < 8; i++ {
+		b[i] = byte(fp >> (8 * i))
+	}
+	b[8] = kind
+	_, _ = h.Write(b[:])
+	_, _ = h.Write([]byte(text))
+	return h.Sum64()
+}
+
+// rowKind is 'i', 'u' or 'd' for a rows event type.
+func rowKind(t replication.EventType) byte {
+	switch t {
+	case replication.WRITE_ROWS_EVENTv0, replication.WRITE_ROWS_EVENTv1, replication.WRITE_ROWS_EVENTv2,
+		replication.MARIADB_WRITE_ROWS_COMPRESSED_EVENT_V1:
+		return 'i'
+	case replication.DELETE_ROWS_EVENTv0, replication.DELETE_ROWS_EVENTv1, replication.DELETE_ROWS_EVENTv2,
+		replication.MARIADB_DELETE_ROWS_COMPRESSED_EVENT_V1:
+		return 'd'
+	}
+	return 'u'
+}
+
+func rowsKey(ev *replication.BinlogEvent) string {
+	if re, ok := ev.Event.(*replication.RowsEvent); ok && re.Table != nil {
+		return string(re.Table.Schema) + "." + string(re.Table.Table)
+	}
+	return ""
+}
+
+// addRows folds n row changes of a rows event into a fingerprint.
+func addRows(fp uint64, ev *replication.BinlogEvent, n int) uint64 {
+	kind, key := rowKind(ev.Header.EventType), rowsKey(ev)
+	for i := 0; i < n; i++ {
+		fp = fingerprintAdd(fp, kind, key)
+	}
+	return fp
+}
+
+type gtidTracker struct {
+	from     ResumePosition
+	executed mysql.GTIDSet // transactions delivered completely
+
+	next      Position
+	sawRotate bool
+
+	stage     txnStage
+	gtid      string
+	progress  TxnProgress // of the current transaction, replayed part included
+	replaying bool        // dropping the delivered prefix of from.GTID
+	skipping  bool        // dropping a whole transaction already in executed
+	lastEnded string      // GTID of the transaction the last event ended
+	last      ResumePosition
+}
+
+func newGTIDTracker(from ResumePosition) (*gtidTracker, error) {
+	set, err := mysql.ParseGTIDSet(from.Flavor, from.Executed)
+	if err != nil {
+		return nil, configError("GTID set %q: %v", from.Executed, err)
+	}
+	return &gtidTracker{from: from, executed: set, last: from}, nil
+}
+
+func (t *gtidTracker) token() ResumePosition {
+	r := ResumePosition{Flavor: t.from.Flavor, Executed: t.executed.String()}
+	if t.stage != txnNone {
+		r.GTID, r.Progress = t.gtid, t.progress
+	}
+	return r
+}
+
+func (t *gtidTracker) observe(ev *replication.BinlogEvent) (decision, error) {
+	h := ev.Header
+	if h == nil {
+		return decision{}, positionError("event without a header")
+	}
+	switch h.EventType {
+	case replication.HEARTBEAT_EVENT, replication.HEARTBEAT_LOG_EVENT_V2:
+		return decision{action: actIgnore, heartbeat: true}, nil
+	case replication.ROTATE_EVENT:
+		if re, ok := ev.Event.(*replication.RotateEvent); ok {
+			t.next, t.sawRotate = Position{File: string(re.NextLogName), Offset: re.Position}, true
+		}
+		return decision{action: actIgnore}, nil
+	}
+	if h.Flags&replication.LOG_EVENT_ARTIFICIAL_F != 0 || (h.EventType == replication.FORMAT_DESCRIPTION_EVENT && h.LogPos == 0) {
+		return decision{action: actIgnore}, nil
+	}
+	// Positions are informational in GTID mode (they differ per server):
+	// follow them leniently, as the file-mode tracker does.
+	d := decision{start: t.next, end: Position{File: t.next.File, Offset: t.next.Offset + uint64(h.EventSize)}}
+	if h.LogPos != 0 {
+		end := t.next.Offset&^uint64(0xffffffff) | uint64(h.LogPos)
+		if end < d.end.Offset {
+			end += 1 << 32
+		}
+		d.start.Offset, d.end.Offset = end-uint64(h.EventSize), end
+	}
+	t.next = d.end
+
+	d.before = t.last
+	act, skipRows, err := t.step(ev)
+	if err != nil {
+		return decision{}, err
+	}
+	d.action, d.skipRows, d.gtid = act, skipRows, t.gtid
+	if act == actIgnore {
+		return d, nil
+	}
+	if t.stage == txnNone { // the event ended its transaction
+		d.gtid = t.lastEnded
+	}
+	t.last = t.token()
+	d.after = t.last
+	return d, nil
+}
+
+// step advances the transaction state past ev and decides.
+func (t *gtidTracker) step(ev *replication.BinlogEvent) (action, uint32, error) {
+	begin := func(g string) (action, uint32, error) {
+		if t.stage != txnNone && t.stage != txnHeader {
+			return 0, 0, positionError("GTID %s starts inside transaction %s", g, t.gtid)
+		}
+		t.stage, t.gtid, t.progress = txnHeader, g, TxnProgress{Fingerprint: fnvOffset64}
+		t.skipping, t.replaying = false, false
+		if t.from.GTID != "" {
+			if g != t.from.GTID {
+				return 0, 0, mismatchError("the dump resumed with transaction %s; the resume position is inside %s", g, t.from.GTID)
+			}
+			t.replaying = true
+			t.from.GTID = "" // matched: later transactions are new
+			return actDrop, 0, nil
+		}
+		if in, err := t.contains(g); err != nil {
+			return 0, 0, err
+		} else if in {
+			t.skipping = true // sent again though delivered: never twice
+			return actDrop, 0, nil
+		}
+		return actDeliver, 0, nil
+	}
+	switch e := ev.Event.(type) {
+	case *replication.GTIDEvent:
+		g := mysqlGTIDString(e)
+		if g == "" {
+			return 0, 0, positionError("anonymous transaction in a GTID-mode stream (the server has gtid_mode OFF?)")
+		}
+		return begin(g)
+	case *replication.GtidTaggedLogEvent:
+		g := mysqlGTIDString(&e.GTIDEvent)
+		if tag := e.Tag.String(); tag != "" {
+			i := strings.IndexByte(g, ':')
+			g = g[:i] + ":" + tag + g[i:]
+		}
+		return begin(g)
+	case *replication.MariadbGTIDEvent:
+		act, n, err := begin(e.GTID.String())
+		if e.Flags&replication.BINLOG_MARIADB_FL_STANDALONE != 0 {
+			t.stage = txnStandalone
+		} else {
+			t.stage = txnOpen
+		}
+		return act, n, err
+	}
+	if t.stage == txnNone {
+		// File structure outside transactions (Format_description,
+		// Previous_gtids, Gtid_list, Binlog_checkpoint, Stop): per server,
+		// nothing a GTID position can deduplicate, so not delivered.
+		return actIgnore, 0, nil
+	}
+
+	var p TxnProgress // the units this event carries
+	ends := false
+	switch e := ev.Event.(type) {
+	case *replication.QueryEvent:
+		q := strings.ToUpper(strings.TrimSpace(string(e.Query)))
+		switch {
+		case q == "BEGIN" || strings.HasPrefix(q, "XA START"):
+			t.stage = txnOpen
+			p.Other = 1 // context, like Annotate_rows
+		case q == "COMMIT" || q == "ROLLBACK" || strings.HasPrefix(q, "XA COMMIT") || strings.HasPrefix(q, "XA ROLLBACK"):
+			ends = true
+		default:
+			p.Statements = 1
+			if t.stage != txnOpen {
+				ends = true // DDL: its own transaction
+			}
+		}
+	case *replication.XIDEvent:
+		ends = true
+	case *replication.TransactionPayloadEvent:
+		p.Statements = 1 // a whole compressed transaction: one unit
+		ends = true
+	case *replication.TableMapEvent:
+		p.TableMaps = 1
+	case *replication.RowsEvent:
+		p.Rows = uint32(RowChanges(ev))
+	default:
+		p.Other = 1
+	}
+	if t.skipping {
+		if ends {
+			t.endTxn()
+		}
+		return actDrop, 0, nil
+	}
+	act, skip, err := t.account(ev, p, ends)
+	if err != nil {
+		return 0, 0, err
+	}
+	if ends {
+		if err := t.executed.Update(t.gtid); err != nil {
+			return 0, 0, positionError("add %s to the executed set: %v", t.gtid, err)
+		}
+		t.endTxn()
+	}
+	return act, skip, nil
+}
+
+// account adds an event's units to the transaction's progress and decides,
+// while replaying, how much of it was delivered before. Each kind of unit
+// is a prefix of the transaction: a unit was delivered if its index within
+// its kind is below the delivered count.
+func (t *gtidTracker) account(ev *replication.BinlogEvent, p TxnProgress, ends bool) (action, uint32, error) {
+	want := t.from.Progress
+	prev := t.progress
+	t.progress.TableMaps += p.TableMaps
+	t.progress.Statements += p.Statements
+	t.progress.Other += p.Other
+	t.progress.Rows += p.Rows
+	if !t.replaying {
+		t.progress.Fingerprint = t.fold(t.progress.Fingerprint, ev, p.Statements > 0, int(p.Rows))
+		return actDeliver, 0, nil
+	}
+	var done uint32 // row changes of this event delivered before
+	switch {
+	case p.Other > 0:
+		// Context (BEGIN, Annotate_rows, ...): its own prefix. It proves
+		// nothing; the first data unit after the prefix does.
+		if t.progress.Other <= want.Other {
+			return actDrop, 0, nil
+		}
+		return actDeliver, 0, nil
+	case p.TableMaps > 0 && t.progress.TableMaps <= want.TableMaps,
+		p.Statements > 0 && t.progress.Statements <= want.Statements:
+		t.progress.Fingerprint = t.fold(t.progress.Fingerprint, ev, p.Statements > 0, 0)
+		return actDrop, 0, nil
+	case p.Rows > 0 && prev.Rows < want.Rows:
+		done = min(want.Rows-prev.Rows, p.Rows)
+		t.progress.Fingerprint = t.fold(t.progress.Fingerprint, ev, false, int(done))
+		if done == p.Rows {
+			return actDrop, 0, nil
+		}
+	}
+	// The first unit not delivered before: the delivered prefix is behind
+	// us, complete. Prove it was this transaction before delivering more.
+	counted := TxnProgress{TableMaps: prev.TableMaps, Rows: prev.Rows + done, Statements: prev.Statements}
+	if !counted.reached(want) || t.progress.Fingerprint != want.Fingerprint {
+		return 0, 0, mismatchError("the replayed transaction %s differs from the one delivered before: "+
+			"%d table maps, %d row changes and %d statements replayed before new data, %d, %d and %d delivered (fingerprint %x, want %x)",
+			t.gtid, counted.TableMaps, counted.Rows, counted.Statements, want.TableMaps, want.Rows, want.Statements,
+			t.progress.Fingerprint, want.Fingerprint)
+	}
+	t.replaying = false
+	t.progress.Fingerprint = t.fold(t.progress.Fingerprint, ev, p.Statements > 0, int(p.Rows-done))
+	_ = ends
+	return actDeliver, done, nil
+}
+
+// fold adds an event's statement (if stmt) and rows of its row changes to
+// a fingerprint.
+func (t *gtidTracker) fold(fp uint64, ev *replication.BinlogEvent, stmt bool, rows int) uint64 {
+	if stmt {
+		if q, ok := ev.Event.(*replication.QueryEvent); ok {
+			fp = fingerprintAdd(fp, 'q', string(q.Query))
+		} else {
+			fp = fingerprintAdd(fp, 'p', "")
+		}
+	}
+	if rows > 0 {
+		fp = addRows(fp, ev, rows)
+	}
+	return fp
+}
+
+func (t *gtidTracker) endTxn() {
+	t.lastEnded = t.gtid
+	t.stage, t.gtid, t.progress, t.skipping = txnNone, "", TxnProgress{}, false
+}
+
+func (t *gtidTracker) contains(g string) (bool, error) {
+	one, err := mysql.ParseGTIDSet(t.from.Flavor, g)
+	if err != nil {
+		return false, positionError("GTID %q: %v", g, err)
+	}
+	return t.executed.Contain(one), nil
+}
