@@ -42,6 +42,12 @@ type Prober interface {
 	Probe(ctx context.Context) (ServerState, error)
 }
 
+// ProberFunc adapts a function to Prober.
+type ProberFunc func(ctx context.Context) (ServerState, error)
+
+// Probe calls f.
+func (f ProberFunc) Probe(ctx context.Context) (ServerState, error) { return f(ctx) }
+
 // Candidate is a server a failover may move the stream to.
 type Candidate struct {
 	Name   string // for errors and logs; never a password
