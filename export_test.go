@@ -17,3 +17,17 @@ func (t *tracker) Observe(ev *replication.BinlogEvent) (action string, start, en
 	}
 	return [...]string{"ignore", "drop", "deliver"}[d.action], d.start, d.end, d.after, nil
 }
+
+// NewGTIDTracker returns a GTID-mode tracker starting after executed.
+func NewGTIDTracker(flavor, executed string) (*gtidTracker, error) {
+	return newGTIDTracker(ResumePosition{Flavor: flavor, Executed: executed})
+}
+
+// Observe is tracker.Observe for the GTID-mode tracker.
+func (t *gtidTracker) Observe(ev *replication.BinlogEvent) (action string, start, end Position, after ResumePosition, err error) {
+	d, err := t.observe(ev)
+	if err != nil {
+		return "", Position{}, Position{}, ResumePosition{}, err
+	}
+	return [...]string{"ignore", "drop", "deliver"}[d.action], d.start, d.end, d.after, nil
+}

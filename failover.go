@@ -305,7 +305,8 @@ func (s *SyncerSource) Probe(ctx context.Context) (ServerState, error) {
 		if err != nil {
 			return "", err
 		}
-		return r.GetString(0, 0)
+		x, err := r.GetString(0, 0)
+		return strings.Clone(x), err // GetString aliases a pooled buffer
 	}
 	flag := func(v string) (bool, error) {
 		x, err := get(v)
@@ -343,6 +344,7 @@ func (s *SyncerSource) Probe(ctx context.Context) (ServerState, error) {
 	}
 	if err == nil && r.RowNumber() > 0 {
 		file, _ := r.GetString(0, 0)
+		file = strings.Clone(file)
 		pos, _ := r.GetUint(0, 1)
 		st.Binlog = Position{File: file, Offset: pos}
 	}

@@ -23,6 +23,7 @@ import (
 const defaultServerID = 0x424C54
 
 const usageText = `usage: binlog-tail --dsn 'USER:PASS@tcp(HOST:PORT)/' --out FILE [flags]
+       binlog-tail --dsn DSN --out FILE --gtid [--failover-to DSN]... [flags]
        binlog-tail --demo
 
 Streams the binlog of a MySQL or MariaDB server (binlog_format=ROW) to FILE
@@ -31,6 +32,13 @@ FILE is the checkpoint: when it is not empty, binlog-tail resumes right after
 its last complete line (an incomplete last line is cut first) and ignores
 --start, so a kill at any moment followed by the same command leaves FILE as
 an uninterrupted run would have.
+
+With --gtid the position is a GTID set, the same on every server of a
+replication topology, and --failover-to names servers (tried in order) that
+the stream may move to when --dsn stays unreachable: a candidate is used only
+once it is writable (read_only=OFF), has a binlog, and holds every
+transaction already written to FILE; otherwise it is refused and the refusal
+logged. With no valid candidate binlog-tail exits 1 naming each refusal.
 
 Flags:
 `
@@ -61,17 +69,38 @@ type options struct {
 	Flavor        string
 	Quiet         bool
 	Demo          bool
+	// GTID streams in GTID mode; FailoverTo are the failover candidates
+	// (GTID mode only), in order of preference.
+	GTID       bool
+	FailoverTo []binlogstream.DSN
+}
+
+// secrets are the passwords that no output may contain.
+func (o options) secrets() []string {
+	s := []string{o.DSN.Password}
+	for _, d := range o.FailoverTo {
+		s = append(s, d.Password)
+	}
+	return s
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
 	var dsn string
+	var failoverTo []string
 	fs := flag.NewFlagSet("binlog-tail", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&dsn, "dsn", "", "source server, USER:PASS@tcp(HOST:PORT)/ (needs REPLICATION SLAVE and BINLOG MONITOR / REPLICATION CLIENT)")
 	fs.StringVar(&o.Out, "out", "", "JSON Lines output file; also the checkpoint")
-	fs.StringVar(&o.Start, "start", "current", "where to start when FILE is empty: current (SHOW MASTER STATUS), oldest (first of SHOW BINARY LOGS, offset 4) or FILE:POS")
-	fs.BoolVar(&o.StopAtCurrent, "stop-at-current", false, "exit 0 once everything up to the server's position at startup (SHOW MASTER STATUS) is written")
+	fs.StringVar(&o.Start, "start", "current", "where to start when FILE is empty: current (SHOW MASTER STATUS), oldest (first of SHOW BINARY LOGS, offset 4) or FILE:POS;\n"+
+		"with --gtid: current (the server's executed GTID set), oldest (every transaction the server still has) or a GTID set (stream what is not in it)")
+	fs.BoolVar(&o.StopAtCurrent, "stop-at-current", false, "exit 0 once everything up to the server's position at startup (SHOW MASTER STATUS; with --gtid its executed GTID set) is written")
+	fs.BoolVar(&o.GTID, "gtid", false, "stream in GTID mode: positions and resume tokens are GTID sets, valid on every server of the topology (MariaDB, or MySQL with gtid_mode=ON)")
+	fs.Func("failover-to", "`DSN` of a server the stream may fail over to when --dsn stays unreachable (repeatable, tried in order; needs --gtid). "+
+		"It must be writable, have a binlog and hold every transaction already written, or it is refused", func(s string) error {
+		failoverTo = append(failoverTo, s) // parsed below: flag's own errors would print the password
+		return nil
+	})
 	fs.UintVar(&o.ServerID, "server-id", defaultServerID, "replica server id to register with; must differ from every other replica's (and every other binlog-tail's) on the server")
 	fs.StringVar(&o.Flavor, "flavor", "", "mysql or mariadb (default: detected from the server version)")
 	fs.BoolVar(&o.Quiet, "quiet", false, "no progress lines or warnings on stderr")
@@ -106,14 +135,46 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	default:
 		return o, fmt.Errorf("--flavor %q: want mysql or mariadb", o.Flavor)
 	}
+	for _, s := range failoverTo {
+		d, err := binlogstream.ParseDSN(s)
+		if err != nil {
+			return o, fmt.Errorf("--failover-to: %w", err)
+		}
+		o.FailoverTo = append(o.FailoverTo, d)
+	}
+	if len(o.FailoverTo) > 0 && !o.GTID {
+		return o, errors.New("--failover-to needs --gtid: file positions differ from server to server, GTID sets do not")
+	}
 	switch o.Start {
 	case "current", "oldest":
 	default:
-		if _, err := binlogstream.ParsePosition(o.Start); err != nil {
-			return o, fmt.Errorf("--start %q: want oldest, current or FILE:POS", o.Start)
+		if o.GTID {
+			if !parsesAsGTIDSet(o.Flavor, o.Start) {
+				return o, fmt.Errorf("--start %q: with --gtid want oldest, current or a GTID set (MySQL uuid:1-5, MariaDB domain-server-seq)", o.Start)
+			}
+		} else if _, err := binlogstream.ParsePosition(o.Start); err != nil {
+			hint := ""
+			if parsesAsGTIDSet(o.Flavor, o.Start) {
+				hint = " (a GTID set needs --gtid)"
+			}
+			return o, fmt.Errorf("--start %q: want oldest, current or FILE:POS%s", o.Start, hint)
 		}
 	}
 	return o, nil
+}
+
+// parsesAsGTIDSet reports whether s is a GTID set of flavor (of either
+// flavor when it is not known yet).
+func parsesAsGTIDSet(flavor, s string) bool {
+	for _, f := range []string{mysql.MySQLFlavor, mysql.MariaDBFlavor} {
+		if flavor != "" && f != flavor {
+			continue
+		}
+		if _, err := mysql.ParseGTIDSet(f, s); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // cli runs binlog-tail and returns its exit code: 0 on success, after a
@@ -125,7 +186,7 @@ func cli(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "binlog-tail: %s\n", oneLine(err.Error(), ""))
+		fmt.Fprintf(stderr, "binlog-tail: %s\n", oneLine(err.Error()))
 		return 2
 	}
 	if o.Demo {
@@ -134,16 +195,18 @@ func cli(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = runTail(ctx, o, stderr)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "binlog-tail: %s\n", oneLine(err.Error(), o.DSN.Password))
+		fmt.Fprintf(stderr, "binlog-tail: %s\n", oneLine(err.Error(), o.secrets()...))
 		return 1
 	}
 	return 0
 }
 
-// oneLine keeps an error message on one line and without the password.
-func oneLine(msg, secret string) string {
-	if secret != "" {
-		msg = strings.ReplaceAll(msg, secret, "xxxxx")
+// oneLine keeps an error message on one line and without the passwords.
+func oneLine(msg string, secrets ...string) string {
+	for _, secret := range secrets {
+		if secret != "" {
+			msg = strings.ReplaceAll(msg, secret, "xxxxx")
+		}
 	}
 	return strings.Join(strings.Fields(msg), " ")
 }
@@ -156,10 +219,16 @@ func runTail(ctx context.Context, o options, stderr io.Writer) error {
 		return err
 	}
 	f.Close()
+	if rec.Lines && rec.Resume.IsGTID() != o.GTID {
+		return modeMismatch(o.Out, rec.Resume)
+	}
 
 	info, err := inspectServer(ctx, o, !rec.Lines)
 	if err != nil {
 		return err
+	}
+	if rec.Lines && o.GTID && rec.Resume.Flavor != info.Flavor {
+		return fmt.Errorf("%s was written from a %s server in GTID mode; %s is %s", o.Out, rec.Resume.Flavor, o.DSN, info.Flavor)
 	}
 	logger := logrus.New()
 	logger.SetOutput(stderr)
@@ -168,32 +237,104 @@ func runTail(ctx context.Context, o options, stderr io.Writer) error {
 	if o.Quiet {
 		logger.SetOutput(io.Discard)
 	}
-	src, err := binlogstream.NewSyncerSource(binlogstream.SyncerConfig{
-		DSN:             o.DSN,
-		ServerID:        uint32(o.ServerID),
-		Flavor:          info.Flavor,
-		HeartbeatPeriod: time.Second,
-		ReadTimeout:     10 * time.Second,
-		Tune: func(c *replication.BinlogSyncerConfig) {
-			// TIMESTAMP values render the same wherever binlog-tail runs.
-			c.TimestampStringLocation = time.UTC
-		},
-	})
+	syncerConfig := func(d binlogstream.DSN) binlogstream.SyncerConfig {
+		return binlogstream.SyncerConfig{
+			DSN:             d,
+			ServerID:        uint32(o.ServerID),
+			Flavor:          info.Flavor,
+			HeartbeatPeriod: time.Second,
+			ReadTimeout:     10 * time.Second,
+			Tune: func(c *replication.BinlogSyncerConfig) {
+				// TIMESTAMP values render the same wherever binlog-tail runs.
+				c.TimestampStringLocation = time.UTC
+			},
+		}
+	}
+	src, err := binlogstream.NewSyncerSource(syncerConfig(o.DSN))
 	if err != nil {
 		return err
 	}
 	cfg := tailConfig{
 		Source:               src,
-		Start:                binlogstream.StartAt(info.Start),
-		Target:               info.Target,
 		MaxReconnectAttempts: 10,
 		Logger:               logger,
+	}
+	if o.GTID {
+		if cfg.Start, cfg.TargetGTID, err = gtidPositions(ctx, o, src, info.Flavor, !rec.Lines); err != nil {
+			return err
+		}
+		if len(o.FailoverTo) > 0 {
+			var cfgs []binlogstream.SyncerConfig
+			for _, d := range o.FailoverTo {
+				cfgs = append(cfgs, syncerConfig(d))
+			}
+			cands, err := binlogstream.SyncerCandidates(cfgs...)
+			if err != nil {
+				return err
+			}
+			cfg.Failover = &binlogstream.FailoverConfig{Resolver: binlogstream.StaticResolver(cands...)}
+			// Fail over after about a second of a dead server, not after
+			// the ~30 s that 10 attempts with backoff take.
+			cfg.MaxReconnectAttempts = 3
+		}
+	} else {
+		cfg.Start, cfg.Target = binlogstream.StartAt(info.Start), info.Target
 	}
 	if !o.Quiet {
 		cfg.Progress = stderr
 	}
 	_, err = tail(ctx, o.Out, cfg)
+	var se *binlogstream.ServerError
+	if o.GTID && errors.As(err, &se) && se.Err.Code == mysql.ER_MASTER_FATAL_ERROR_READING_BINLOG {
+		return fmt.Errorf("the server cannot send every transaction after the GTID position "+
+			"(were its binlogs purged? --start current begins with what it has now): %w", err)
+	}
 	return err
+}
+
+// modeMismatch refuses to resume a file written in the other mode: a file
+// position means nothing as a GTID set and back.
+func modeMismatch(path string, last binlogstream.ResumePosition) error {
+	if last.IsGTID() {
+		return fmt.Errorf("%s was written in GTID mode (its last resume token is a GTID position): run with --gtid, or use another --out", path)
+	}
+	return fmt.Errorf("%s was written in file-position mode (its last resume token is a FILE:POS position): run without --gtid, or use another --out", path)
+}
+
+// gtidPositions resolves, in GTID mode, --start (when needStart) and
+// --stop-at-current from the server's executed GTID set as the library's
+// Probe reads it (@@gtid_binlog_pos on MariaDB, @@gtid_executed on MySQL).
+func gtidPositions(ctx context.Context, o options, src *binlogstream.SyncerSource, flavor string, needStart bool) (
+	start binlogstream.ResumePosition, target string, err error) {
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	st, err := src.Probe(pctx)
+	if err != nil {
+		return start, "", err
+	}
+	if !st.LogBin {
+		return start, "", errors.New("the server has no binlog (log_bin=OFF)")
+	}
+	if flavor == mysql.MySQLFlavor && !strings.EqualFold(st.GTIDMode, "ON") {
+		return start, "", fmt.Errorf("the server has gtid_mode=%s; --gtid needs gtid_mode=ON", st.GTIDMode)
+	}
+	if o.StopAtCurrent {
+		target = st.Executed
+	}
+	if !needStart {
+		return start, target, nil
+	}
+	set := o.Start
+	switch o.Start {
+	case "current":
+		set = st.Executed
+	case "oldest":
+		set = "" // every transaction the server still has
+	}
+	if start, err = binlogstream.StartAtGTID(flavor, set); err != nil {
+		return start, "", fmt.Errorf("--start %q: %w", o.Start, err)
+	}
+	return start, target, nil
 }
 
 // serverInfo is what binlog-tail asks the server before streaming.
@@ -204,7 +345,7 @@ type serverInfo struct {
 }
 
 // inspectServer connects once over go-mysql's client to detect the flavor
-// and resolve --start (when needStart) and --stop-at-current.
+// and, in file mode, resolve --start (when needStart) and --stop-at-current.
 func inspectServer(ctx context.Context, o options, needStart bool) (serverInfo, error) {
 	info := serverInfo{Flavor: o.Flavor}
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -219,6 +360,9 @@ func inspectServer(ctx context.Context, o options, needStart bool) (serverInfo, 
 		if strings.Contains(c.GetServerVersion(), "MariaDB") {
 			info.Flavor = mysql.MariaDBFlavor
 		}
+	}
+	if o.GTID {
+		return info, nil // see gtidPositions
 	}
 	var current binlogstream.Position
 	if o.StopAtCurrent || (needStart && o.Start == "current") {
@@ -247,7 +391,7 @@ func inspectServer(ctx context.Context, o options, needStart bool) (serverInfo, 
 		if err != nil {
 			return info, fmt.Errorf("SHOW BINARY LOGS: %w", err)
 		}
-		info.Start = binlogstream.Position{File: name, Offset: 4}
+		info.Start = binlogstream.Position{File: strings.Clone(name), Offset: 4} // GetString aliases a pooled buffer
 	default:
 		if info.Start, err = binlogstream.ParsePosition(o.Start); err != nil {
 			return info, err
@@ -272,6 +416,7 @@ func masterStatus(c *client.Conn) (binlogstream.Position, error) {
 	if err != nil {
 		return binlogstream.Position{}, fmt.Errorf("SHOW MASTER STATUS: %w", err)
 	}
+	file = strings.Clone(file) // GetString aliases a pooled buffer
 	pos, err := r.GetUint(0, 1)
 	if err != nil {
 		return binlogstream.Position{}, fmt.Errorf("SHOW MASTER STATUS: %w", err)

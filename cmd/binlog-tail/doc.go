@@ -7,6 +7,8 @@
 //	binlog-tail --dsn 'USER:PASS@tcp(HOST:PORT)/' --out FILE
 //	    [--start oldest|current|FILE:POS] [--stop-at-current]
 //	    [--server-id N] [--flavor mysql|mariadb] [--quiet]
+//	binlog-tail --dsn DSN --out FILE --gtid [--failover-to DSN]...
+//	    [--start oldest|current|GTID_SET] [--stop-at-current] [...]
 //	binlog-tail --demo
 //
 // Flags:
@@ -25,6 +27,28 @@
 //   - --stop-at-current: read SHOW MASTER STATUS at startup and exit 0 once
 //     every event up to that position is written (at once when there is
 //     nothing to do).
+//   - --gtid: stream in GTID mode (MariaDB; MySQL with gtid_mode=ON). The
+//     resume tokens are then GTID positions (the executed set plus how much
+//     of the transaction in flight was written), the same on every server
+//     of the topology. --start current is the server's executed set
+//     (@@gtid_binlog_pos on MariaDB, @@gtid_executed on MySQL), oldest the
+//     empty set (every transaction the server still has; a server that
+//     purged some answers error 1236, reported as such), or a GTID set
+//     (stream every transaction not in it). --stop-at-current stops once
+//     the executed set read at startup is written. A FILE written in one
+//     mode is refused in the other.
+//   - --failover-to DSN (repeatable; needs --gtid): servers the stream may
+//     move to when --dsn stays unreachable (3 reconnects, about a second),
+//     tried in the order given, with the same --server-id and flavor. A
+//     candidate is streamed from only if it proves it holds everything
+//     already written: read_only=OFF, a binlog (log_bin=ON), and an executed
+//     set containing every transaction written to FILE and the one in
+//     flight (and, with --stop-at-current, the stop set). Refused candidates
+//     are logged; after 5 rounds one second apart without a valid one,
+//     binlog-tail exits 1 with every refusal in its error line. Positions
+//     after a failover stay exact: the transaction in flight is replayed by
+//     the new server and the rows already written are skipped. A rerun
+//     connects to --dsn first: point it at the new primary.
 //   - --server-id (default 4344916, "BLT" in ASCII): the replica id of the
 //     dump. The server keeps one dump per id, so two binlog-tails on one
 //     server (or a binlog-tail and a replica) need different ids.
@@ -36,9 +60,10 @@
 //     server (no database needed); prints the story to stdout.
 //
 // SIGINT and SIGTERM stop promptly, flush and exit 0. Any error prints one
-// line "binlog-tail: ..." on stderr (never the password) and exits 1 (2 for
+// line "binlog-tail: ..." on stderr (never a password) and exits 1 (2 for
 // bad flags). A dropped connection is reconnected by the library (10
-// attempts with backoff) with no line lost or repeated.
+// attempts with backoff; 3 when --failover-to is given) with no line lost or
+// repeated.
 //
 // # Output format
 //
@@ -52,7 +77,8 @@
 //
 // "row" is the inserted row, the updated row's after image, or the deleted
 // row. "file" and "pos" are the end of the binlog event the line comes from
-// (all rows of one event share them). "resume" is the binlogstream token
+// (all rows of one event share them); in GTID mode they are informational
+// and, after a failover, those of the new server's binlog. "resume" is the binlogstream token
 // for the moment right after this line: after the n-th row of an event it
 // is Event.ResumeAfterRows(n), which equals Event.Resume for the event's last
 // row; a query line's is Event.Resume.

@@ -24,8 +24,14 @@ type tailConfig struct {
 	// Start is used when the output file holds no complete line.
 	Start binlogstream.ResumePosition
 	// Target, when set, stops the run once an event ending at or after it
-	// has been written (--stop-at-current).
+	// has been written (--stop-at-current, file mode).
 	Target binlogstream.Position
+	// TargetGTID, when set, stops the run once every transaction in it
+	// has been written (--stop-at-current --gtid).
+	TargetGTID string
+	// Failover, when set, moves a GTID-mode stream to a validated writer
+	// when its server stays unreachable (--failover-to).
+	Failover *binlogstream.FailoverConfig
 
 	MaxReconnectAttempts int
 	ReconnectBackoff     time.Duration
@@ -115,10 +121,17 @@ func tail(ctx context.Context, path string, cfg tailConfig) (res tailResult, err
 		Start:                from,
 		MaxReconnectAttempts: cfg.MaxReconnectAttempts,
 		ReconnectBackoff:     cfg.ReconnectBackoff,
+		Failover:             cfg.Failover,
 		Logger:               cfg.Logger,
 	})
 	if err != nil {
 		return res, err
+	}
+	if cfg.TargetGTID != "" {
+		// Run returns nil once it is delivered (at once if it already is).
+		if err := s.StopAtGTID(cfg.TargetGTID); err != nil {
+			return res, err
+		}
 	}
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -130,8 +143,8 @@ func tail(ctx context.Context, path string, cfg tailConfig) (res tailResult, err
 	stop()
 	bg.Wait()
 	res.Stats = s.Stats()
-	res.Reached = t.reached
-	if t.reached || (ctx.Err() != nil && errors.Is(err, ctx.Err())) {
+	res.Reached = t.reached || (err == nil && cfg.TargetGTID != "")
+	if res.Reached || (ctx.Err() != nil && errors.Is(err, ctx.Err())) {
 		return res, nil
 	}
 	if errors.Is(err, errCrashed) {
@@ -191,12 +204,29 @@ func (t *tailer) background(ctx context.Context, s *binlogstream.BinlogStreamer)
 					rate := float64(rows-last) / now.Sub(lastAt).Seconds()
 					last, lastAt = rows, now
 					fmt.Fprintf(t.cfg.Progress, "binlog-tail: at %s, %d rows (%.0f rows/s), lag %s\n",
-						st.Position.Streamed, rows, rate, st.Lag.Truncate(time.Millisecond))
+						describe(st.Position), rows, rate, st.Lag.Truncate(time.Millisecond))
 				}
 			}
 		}()
 	}
 	return &wg
+}
+
+// describe renders a position for the progress line: the last streamed
+// file position, or in GTID mode the executed set and the transaction in
+// flight.
+func describe(p binlogstream.ResumePosition) string {
+	if !p.IsGTID() {
+		return p.Streamed.String()
+	}
+	s := "gtid " + p.Executed
+	if p.Executed == "" {
+		s = "gtid (none)"
+	}
+	if p.GTID != "" {
+		s += " + inside " + p.GTID
+	}
+	return s
 }
 
 // onEvent is the streamer's listener: it writes the event's lines.

@@ -480,9 +480,13 @@ func (s *Server) query(t testing.TB, sql string) (cols []string, rows [][]string
 				row[j] = "NULL"
 				continue
 			}
-			if row[j], err = res.GetString(i, j); err != nil {
+			// GetString aliases the result's buffer, which res.Close hands
+			// back to a pool shared by every connection: copy it.
+			v2, err := res.GetString(i, j)
+			if err != nil {
 				t.Fatalf("mariadb: %s: row %d column %d: %v", sql, i, j, err)
 			}
+			row[j] = strings.Clone(v2)
 		}
 		rows[i] = row
 	}

@@ -1,0 +1,216 @@
+package binlogstream_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
+
+	"github.com/binlogstream/binlogstream"
+	th "github.com/binlogstream/binlogstream/testhelpers"
+	"github.com/binlogstream/binlogstream/testhelpers/fakeprimary"
+)
+
+// benchBinlog: txns transactions of stmts statements of rows single-row...
+// a realistic small-row OLTP stream: per transaction BEGIN/GTID, and per
+// statement one Table_map and one rows event of rowsPerEvent rows.
+func benchBinlog(f th.Flavor, txns, stmts, rowsPerEvent int) *th.Binlog {
+	b := th.NewBuilder(f, th.MaxRowsPerEvent(rowsPerEvent))
+	id := 0
+	for i := 0; i < txns; i++ {
+		b.Txn(func(t *th.Txn) {
+			for j := 0; j < stmts; j++ {
+				t.Insert(orders, orderRows(id, rowsPerEvent)...)
+				id += rowsPerEvent
+			}
+		})
+	}
+	return b.Build()
+}
+
+// decodedEvents reads a binlog through the fake source once, so the
+// tracker benchmark measures the tracker alone.
+func decodedEvents(b *testing.B, bl *th.Binlog) []*replication.BinlogEvent {
+	st, err := th.NewFakeSource(bl).OpenFile(context.Background(), mysql.Position{Name: bl.Files[0].Name, Pos: 4})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	var out []*replication.BinlogEvent
+	for len(out) < len(bl.Events)+2 { // the fake Rotate and the dump's FDE come first
+		ev, err := st.Next(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		out = append(out, ev)
+	}
+	return out
+}
+
+// BenchmarkTracker is the pure core's cost per event.
+func BenchmarkTracker(b *testing.B) {
+	for _, mode := range []string{"file", "gtid"} {
+		b.Run(mode, func(b *testing.B) {
+			bl := benchBinlog(th.MySQL, 2000, 3, 1)
+			evs := decodedEvents(b, bl)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				var tr interface {
+					Observe(*replication.BinlogEvent) (string, binlogstream.Position, binlogstream.Position, binlogstream.ResumePosition, error)
+				}
+				if mode == "file" {
+					tr = binlogstream.NewTracker(binlogstream.StartAt(binlogstream.Position{File: bl.Files[0].Name, Offset: 4}))
+				} else {
+					var err error
+					if tr, err = binlogstream.NewGTIDTracker(string(bl.Flavor), ""); err != nil {
+						b.Fatal(err)
+					}
+				}
+				for _, ev := range evs {
+					if _, _, _, _, err := tr.Observe(ev); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(evs)), "ns/event")
+		})
+	}
+}
+
+// BenchmarkStreamerVsSyncer streams the same binlog from a fake primary on
+// loopback with a bare go-mysql BinlogSyncer loop and with the streamer
+// (no-op listener), side by side in one run.
+func BenchmarkStreamerVsSyncer(b *testing.B) {
+	for _, shape := range []struct {
+		name              string
+		txns, stmts, rows int
+	}{{"small-rows", 20000, 4, 1}, {"100-rows-per-event", 400, 2, 100}} {
+		bl := benchBinlog(th.MySQL, shape.txns, shape.stmts, shape.rows)
+		n := len(bl.Events)
+		p, err := fakeprimary.Start(bl)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cfg := binlogstream.SyncerConfig{DSN: binlogstream.DSN{User: p.User(), Password: p.Password(), Host: p.Host(), Port: p.Port()},
+			ServerID: 77, Flavor: "mysql"}
+		b.Run(shape.name+"/syncer", func(b *testing.B) {
+			for b.Loop() {
+				rawSyncer(b, cfg, bl.Files[0].Name, n)
+			}
+			b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "events/s")
+		})
+		b.Run(shape.name+"/streamer", func(b *testing.B) {
+			for b.Loop() {
+				streamAll(b, cfg, bl.Files[0].Name, n)
+			}
+			b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "events/s")
+		})
+		_ = p.Close()
+	}
+}
+
+func rawSyncer(b *testing.B, cfg binlogstream.SyncerConfig, file string, n int) {
+	s := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{ServerID: cfg.ServerID, Flavor: cfg.Flavor,
+		Host: cfg.Host, Port: cfg.Port, User: cfg.User, Password: cfg.Password, Logger: quietSlog(),
+		EventCacheCount: 1024})
+	defer s.Close()
+	st, err := s.StartSync(mysql.Position{Name: file, Pos: 4})
+	if err != nil {
+		b.Fatal(err)
+	}
+	seen := 0
+	for seen < n {
+		ev, err := st.GetEvent(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		if ev.Header.LogPos != 0 && ev.Header.Flags&replication.LOG_EVENT_ARTIFICIAL_F == 0 {
+			seen++
+		}
+	}
+}
+
+func streamAll(b *testing.B, cfg binlogstream.SyncerConfig, file string, n int) {
+	src, err := binlogstream.NewSyncerSource(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: src,
+		Start: binlogstream.StartAt(binlogstream.Position{File: file, Offset: 4})})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	seen := 0
+	s.AddListener(func(context.Context, *binlogstream.Event) error {
+		if seen++; seen == n {
+			cancel()
+		}
+		return nil
+	})
+	if err := s.Run(ctx); err != context.Canceled {
+		b.Fatal(err)
+	}
+	_ = s.Close()
+}
+
+// BenchmarkResumeInLargeStatement: resume inside one statement of 100k
+// rows split into 1000 rows events, after 900 of them were delivered: time
+// from the start of the resumed run to its first new event, against the
+// time to stream the statement from its start.
+func BenchmarkResumeInLargeStatement(b *testing.B) {
+	bl := th.NewBuilder(th.MySQL, th.MaxRowsPerEvent(100)).
+		Txn(func(t *th.Txn) { t.Insert(orders, orderRows(0, 100000)...) }).
+		Txn(func(t *th.Txn) { t.Insert(users, userRows(0, 1)...) }).Build()
+	src := th.NewFakeSource(bl)
+	start := binlogstream.StartAt(binlogstream.Position{File: bl.Files[0].Name, Offset: 4})
+	var tok binlogstream.ResumePosition
+	rowsEvents := 0
+	firstNew := func(from binlogstream.ResumePosition, stopAfterRowsEvents int) time.Duration {
+		s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: src, Start: from})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		t0 := time.Now()
+		var took time.Duration
+		seen := 0
+		s.AddListener(func(_ context.Context, ev *binlogstream.Event) error {
+			if binlogstream.RowChanges(ev.BinlogEvent) > 0 {
+				seen++
+			}
+			if seen == stopAfterRowsEvents || (stopAfterRowsEvents == 0 && seen == 1) {
+				took = time.Since(t0)
+				tok = ev.Resume
+				cancel()
+			}
+			return nil
+		})
+		_ = s.Run(ctx)
+		return took
+	}
+	b.Run("decode-900-events", func(b *testing.B) {
+		for b.Loop() {
+			firstNew(start, 900)
+		}
+	})
+	firstNew(start, 900)
+	mid := tok
+	b.Run("resume-to-first-new-event", func(b *testing.B) {
+		for b.Loop() {
+			firstNew(mid, 0)
+		}
+	})
+	_ = rowsEvents
+	_ = fmt.Sprint
+}
+
+func quietSlog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

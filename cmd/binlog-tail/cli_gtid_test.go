@@ -1,0 +1,88 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/binlogstream/binlogstream"
+)
+
+// TestGTIDFlags: the flag rules of --gtid and --failover-to, checked before
+// any connection (bad flags exit 2).
+func TestGTIDFlags(t *testing.T) {
+	const dsn = "repl:hunter2@tcp(127.0.0.1:1)/"
+	out := filepath.Join(t.TempDir(), "x.jsonl")
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--failover-to", dsn}, "--failover-to needs --gtid"},
+		{[]string{"--gtid", "--failover-to", "repl:hunter2@127.0.0.1"}, "--failover-to: "},
+		{[]string{"--gtid", "--start", "mysql-bin.000001:4"}, "with --gtid want oldest, current or a GTID set"},
+		{[]string{"--start", "0-1-5"}, "a GTID set needs --gtid"},
+		{[]string{"--gtid", "--flavor", "mysql", "--start", "0-1-5"}, "GTID set"},
+	} {
+		var stderr bytes.Buffer
+		code := cli(context.Background(), append([]string{"--dsn", dsn, "--out", out}, tc.args...), &bytes.Buffer{}, &stderr)
+		assert.Equal(t, 2, code, "%v", tc.args)
+		assert.Equal(t, 1, strings.Count(stderr.String(), "\n"), stderr.String())
+		assert.Contains(t, stderr.String(), tc.msg, "%v", tc.args)
+		assert.NotContains(t, stderr.String(), "hunter2")
+	}
+	o, err := parseFlags([]string{"--dsn", dsn, "--out", out, "--gtid", "--start", "0-1-5,1-2-3",
+		"--failover-to", "a:pa@tcp(h1:3307)/", "--failover-to", "b:pb@tcp(h2)/"}, &bytes.Buffer{})
+	require.NoError(t, err)
+	require.Len(t, o.FailoverTo, 2, "repeatable, in order")
+	assert.Equal(t, binlogstream.DSN{User: "a", Password: "pa", Host: "h1", Port: 3307}, o.FailoverTo[0])
+	assert.Equal(t, uint16(3306), o.FailoverTo[1].Port)
+	assert.Equal(t, []string{"hunter2", "pa", "pb"}, o.secrets())
+	assert.Equal(t, "x xxxxx y xxxxx", oneLine("x\npa y pb", o.secrets()...))
+}
+
+// TestGTIDModeMismatch: a file whose last token is of the other mode is
+// refused before connecting, with the way out in the message.
+func TestGTIDModeMismatch(t *testing.T) {
+	dir := t.TempDir()
+	gtidTok, err := binlogstream.StartAtGTID("mariadb", "0-1-5")
+	require.NoError(t, err)
+	fileTok := binlogstream.StartAt(binlogstream.Position{File: "mysql-bin.000001", Offset: 4})
+	for _, tc := range []struct {
+		tok  binlogstream.ResumePosition
+		gtid bool
+		msg  string
+	}{
+		{gtidTok, false, "was written in GTID mode"},
+		{fileTok, true, "was written in file-position mode"},
+	} {
+		out := filepath.Join(dir, "out.jsonl")
+		line := `{"type":"query","schema":"d","query":"x","file":"f","pos":4,"resume":"` + tc.tok.String() + "\"}\n"
+		require.NoError(t, os.WriteFile(out, []byte(line), 0o644))
+		args := []string{"--dsn", "repl:pw@tcp(127.0.0.1:1)/", "--out", out}
+		if tc.gtid {
+			args = append(args, "--gtid")
+		}
+		var stderr bytes.Buffer
+		assert.Equal(t, 1, cli(context.Background(), args, &bytes.Buffer{}, &stderr))
+		assert.Contains(t, stderr.String(), tc.msg)
+		assert.NotContains(t, stderr.String(), "connect", "refused before connecting")
+		got, err := os.ReadFile(out)
+		require.NoError(t, err)
+		assert.Equal(t, line, string(got), "the file is left alone")
+	}
+}
+
+func TestDescribePosition(t *testing.T) {
+	p, err := binlogstream.StartAtGTID("mariadb", "")
+	require.NoError(t, err)
+	assert.Equal(t, "gtid (none)", describe(p))
+	p.Executed, p.GTID = "0-1-5", "0-1-6"
+	assert.Equal(t, "gtid 0-1-5 + inside 0-1-6", describe(p))
+	assert.Equal(t, "f.000001:4", describe(binlogstream.StartAt(binlogstream.Position{File: "f.000001", Offset: 4})))
+}
