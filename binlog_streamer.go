@@ -158,7 +158,10 @@ type BinlogStreamer struct {
 	closed  bool
 	cancel  context.CancelFunc
 	done    chan struct{}
-	lagNano int64
+	// lastTS is the last delivered event's header timestamp (seconds), 0
+	// after a heartbeat: Stats computes the lag from it, so the hot path
+	// does not read the clock.
+	lastTS atomic.Int64
 	// stop target (StopAtCurrent): a GTID set in GTID mode, else a position
 	stopSet mysql.GTIDSet
 	stopPos Position
@@ -202,9 +205,16 @@ func (s *BinlogStreamer) Stats() Stats {
 		Dropped:    s.dropped.Load(),
 		Reconnects: s.reconnects.Load(),
 		Failovers:  s.failovers.Load(),
-		Lag:        time.Duration(atomic.LoadInt64(&s.lagNano)),
+		Lag:        lagSince(s.lastTS.Load()),
 		Position:   pos,
 	}
+}
+
+func lagSince(ts int64) time.Duration {
+	if ts == 0 {
+		return 0
+	}
+	return max(time.Since(time.Unix(ts, 0)), 0)
 }
 
 // Close stops a running Run (which then returns ErrClosed) and waits for
@@ -389,7 +399,7 @@ func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener) (
 		switch d.action {
 		case actIgnore:
 			if d.heartbeat {
-				atomic.StoreInt64(&s.lagNano, 0)
+				s.lastTS.Store(0)
 			}
 			continue
 		case actDrop:
@@ -415,7 +425,7 @@ func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener) (
 		}
 		s.delivered.Add(1)
 		if ts := be.Header.Timestamp; ts != 0 {
-			atomic.StoreInt64(&s.lagNano, int64(max(time.Since(time.Unix(int64(ts), 0)), 0)))
+			s.lastTS.Store(int64(ts))
 		}
 		s.setResume(d.after)
 		if s.reachedStop() {

@@ -1,9 +1,11 @@
 package binlogstream
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/go-mysql-org/go-mysql/replication"
@@ -295,12 +297,10 @@ func (t *tracker) updateState(ev *replication.BinlogEvent) string {
 		}
 	case *replication.QueryEvent:
 		t.pending = false
-		q := strings.ToUpper(strings.TrimSpace(string(e.Query)))
-		switch {
-		case q == "BEGIN" || strings.HasPrefix(q, "XA START") || strings.HasPrefix(q, "XA BEGIN"):
+		switch queryKind(e.Query) {
+		case queryBegin:
 			t.stage = txnOpen
-		case q == "COMMIT" || q == "ROLLBACK" || strings.HasPrefix(q, "XA END") || strings.HasPrefix(q, "XA COMMIT") ||
-			strings.HasPrefix(q, "XA ROLLBACK") || strings.HasPrefix(q, "XA PREPARE"):
+		case queryEnd:
 			return t.endTxn()
 		default:
 			if t.stage != txnOpen {
@@ -328,6 +328,41 @@ func mysqlGTIDString(e *replication.GTIDEvent) string {
 	if len(e.SID) != 16 || e.GNO == 0 {
 		return "" // anonymous
 	}
-	s := e.SID
-	return fmt.Sprintf("%x-%x-%x-%x-%x:%d", s[0:4], s[4:6], s[6:8], s[8:10], s[10:16], e.GNO)
+	var b [36 + 1 + 20]byte
+	n := 0
+	for i, c := range e.SID {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			b[n] = '-'
+			n++
+		}
+		b[n], b[n+1] = hexDigits[c>>4], hexDigits[c&15]
+		n += 2
+	}
+	b[n] = ':'
+	return string(strconv.AppendInt(b[:n+1], e.GNO, 10))
+}
+
+const hexDigits = "0123456789abcdef"
+
+type queryClass uint8
+
+const (
+	queryOther queryClass = iota
+	queryBegin            // BEGIN, XA START
+	queryEnd              // COMMIT, ROLLBACK, XA END/PREPARE/COMMIT/ROLLBACK
+)
+
+// queryKind classifies a Query event's text without allocating: it runs
+// for every statement of the stream.
+func queryKind(q []byte) queryClass {
+	q = bytes.TrimSpace(q)
+	hasPrefix := func(p string) bool { return len(q) >= len(p) && bytes.EqualFold(q[:len(p)], []byte(p)) }
+	switch {
+	case len(q) == 5 && hasPrefix("BEGIN"), hasPrefix("XA START"), hasPrefix("XA BEGIN"):
+		return queryBegin
+	case len(q) == 6 && hasPrefix("COMMIT"), len(q) == 8 && hasPrefix("ROLLBACK"),
+		hasPrefix("XA END"), hasPrefix("XA COMMIT"), hasPrefix("XA ROLLBACK"), hasPrefix("XA PREPARE"):
+		return queryEnd
+	}
+	return queryOther
 }

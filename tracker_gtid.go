@@ -1,7 +1,6 @@
 package binlogstream
 
 import (
-	"hash/fnv"
 	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -33,16 +32,19 @@ func (p TxnProgress) reached(q TxnProgress) bool {
 
 const fnvOffset64 = 14695981039346656037
 
+// fingerprintAdd folds one unit into a fingerprint: FNV-1a 64 over the
+// previous value, the unit's kind and its text, without allocating.
 func fingerprintAdd(fp uint64, kind byte, text string) uint64 {
-	h := fnv.New64a()
-	var b [9]byte
+	const prime = 1099511628211
+	h := uint64(fnvOffset64)
 	for i := 0; i < 8; i++ {
-		b[i] = byte(fp >> (8 * i))
+		h = (h ^ uint64(byte(fp>>(8*i)))) * prime
 	}
-	b[8] = kind
-	_, _ = h.Write(b[:])
-	_, _ = h.Write([]byte(text))
-	return h.Sum64()
+	h = (h ^ uint64(kind)) * prime
+	for i := 0; i < len(text); i++ {
+		h = (h ^ uint64(text[i])) * prime
+	}
+	return h
 }
 
 // rowKind is 'i', 'u' or 'd' for a rows event type.
@@ -87,7 +89,10 @@ type gtidTracker struct {
 	replaying bool        // dropping the delivered prefix of from.GTID
 	skipping  bool        // dropping a whole transaction already in executed
 	lastEnded string      // GTID of the transaction the last event ended
-	last      ResumePosition
+	// executed.String(), cached: it changes once per transaction
+	executedStr   string
+	executedDirty bool
+	last          ResumePosition
 }
 
 func newGTIDTracker(from ResumePosition) (*gtidTracker, error) {
@@ -99,7 +104,10 @@ func newGTIDTracker(from ResumePosition) (*gtidTracker, error) {
 }
 
 func (t *gtidTracker) token() ResumePosition {
-	r := ResumePosition{Flavor: t.from.Flavor, Executed: t.executed.String()}
+	if t.executedStr == "" || t.executedDirty {
+		t.executedStr, t.executedDirty = t.executed.String(), false
+	}
+	r := ResumePosition{Flavor: t.from.Flavor, Executed: t.executedStr}
 	if t.stage != txnNone {
 		r.GTID, r.Progress = t.gtid, t.progress
 	}
@@ -210,12 +218,11 @@ func (t *gtidTracker) step(ev *replication.BinlogEvent) (action, uint32, error) 
 	ends := false
 	switch e := ev.Event.(type) {
 	case *replication.QueryEvent:
-		q := strings.ToUpper(strings.TrimSpace(string(e.Query)))
-		switch {
-		case q == "BEGIN" || strings.HasPrefix(q, "XA START"):
+		switch queryKind(e.Query) {
+		case queryBegin:
 			t.stage = txnOpen
 			p.Other = 1 // context, like Annotate_rows
-		case q == "COMMIT" || q == "ROLLBACK" || strings.HasPrefix(q, "XA COMMIT") || strings.HasPrefix(q, "XA ROLLBACK"):
+		case queryEnd:
 			ends = true
 		default:
 			p.Statements = 1
@@ -249,6 +256,7 @@ func (t *gtidTracker) step(ev *replication.BinlogEvent) (action, uint32, error) 
 		if err := t.executed.Update(t.gtid); err != nil {
 			return 0, 0, positionError("add %s to the executed set: %v", t.gtid, err)
 		}
+		t.executedDirty = true
 		t.endTxn()
 	}
 	return act, skip, nil

@@ -2,6 +2,7 @@ package testhelpers
 
 import (
 	"context"
+	"errors"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 )
@@ -51,6 +52,21 @@ func (d *RawDump) Next(ctx context.Context) ([]byte, error) {
 		return nil, err
 	}
 	return d.st.nextRaw(ctx)
+}
+
+// TryNext returns the next event if one is ready without waiting; ok is
+// false when the dump is caught up (then call Next to wait).
+func (d *RawDump) TryNext() (raw []byte, ok bool, err error) {
+	if d.st.err != nil {
+		return nil, false, d.st.err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	raw, err = d.st.nextRaw(ctx)
+	if errors.Is(err, context.Canceled) {
+		return nil, false, nil
+	}
+	return raw, err == nil, err
 }
 
 // Heartbeat returns a heartbeat event (artificial, log_pos the offset the

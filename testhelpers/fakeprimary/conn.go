@@ -1,6 +1,7 @@
 package fakeprimary
 
 import (
+	"bufio"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -196,23 +197,43 @@ func (c *conn) dump(desc string, flags uint16, open func(*th.FakeSource) (*th.Ra
 		c.cancel()
 	}()
 
+	// Frames are buffered and flushed whenever the dump is about to wait
+	// (caught up, stalled, or a fault), as a server's net buffer is: one
+	// write per event would make the fake the bottleneck of benchmarks.
+	bw := bufio.NewWriterSize(c.nc, 64<<10)
 	period := c.heartbeatPeriod()
 	skipAnnotate := bl.Flavor == th.MariaDB && flags&replication.BINLOG_SEND_ANNOTATE_ROWS_EVENT == 0
 	var sent int
 	var written int64
 	for {
 		if fault != nil && fault.AfterBytes <= 0 && sent >= fault.AfterEvents {
+			if bw.Flush() != nil {
+				return errKilled
+			}
 			if err := c.fault(fault); err != nil {
 				return err
 			}
 			fault = nil
 		}
-		raw, err := c.next(d, period)
+		raw, ready, err := d.TryNext()
 		if err != nil {
 			return err
 		}
+		if !ready {
+			if bw.Flush() != nil {
+				return errKilled
+			}
+			if raw, err = c.next(d, period); err != nil {
+				return err
+			}
+		}
 		if skipAnnotate && replication.EventType(raw[4]) == replication.MARIADB_ANNOTATE_ROWS_EVENT {
 			continue
+		}
+		if stalled, _ := c.p.stallState(); stalled {
+			if bw.Flush() != nil {
+				return errKilled
+			}
 		}
 		if err := c.waitUnstalled(); err != nil {
 			return err
@@ -220,7 +241,7 @@ func (c *conn) dump(desc string, flags uint16, open func(*th.FakeSource) (*th.Ra
 		frame := c.frame(append([]byte{mysql.OK_HEADER}, raw...))
 		if fault != nil && fault.AfterBytes > 0 && written+int64(len(frame)) >= fault.AfterBytes {
 			cut := fault.AfterBytes - written
-			if _, err := c.nc.Write(frame[:cut]); err != nil {
+			if _, err := bw.Write(frame[:cut]); err != nil || bw.Flush() != nil {
 				return errKilled
 			}
 			written += cut
@@ -230,7 +251,7 @@ func (c *conn) dump(desc string, flags uint16, open func(*th.FakeSource) (*th.Ra
 			}
 			fault = nil
 		}
-		if _, err := c.nc.Write(frame); err != nil {
+		if _, err := bw.Write(frame); err != nil {
 			return errKilled
 		}
 		written += int64(len(frame))
