@@ -2,7 +2,6 @@ package binlogstream_test
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"testing"
@@ -165,56 +164,80 @@ func streamAll(b *testing.B, cfg binlogstream.SyncerConfig, file string, n int) 
 	_ = s.Close()
 }
 
-// BenchmarkResumeInLargeStatement: resume inside one statement of 100k
-// rows split into 1000 rows events, after 900 of them were delivered: time
-// from the start of the resumed run to its first new event, against the
-// time to stream the statement from its start.
+// BenchmarkResumeInLargeStatement: one statement of 100k rows split into
+// 1000 rows events; a resume after 900 of them were delivered. It reports
+// the time from the start of the resumed run to its first new event,
+// against the time to stream those 900 events from the statement's start
+// (what the replay would cost if it decoded them), in-process and over
+// loopback through go-mysql's BinlogSyncer, with the replayed rows' decoding
+// skipped (the default) and not.
 func BenchmarkResumeInLargeStatement(b *testing.B) {
 	bl := th.NewBuilder(th.MySQL, th.MaxRowsPerEvent(100)).
 		Txn(func(t *th.Txn) { t.Insert(orders, orderRows(0, 100000)...) }).
 		Txn(func(t *th.Txn) { t.Insert(users, userRows(0, 1)...) }).Build()
-	src := th.NewFakeSource(bl)
+	p, err := fakeprimary.Start(bl)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+	wire, err := binlogstream.NewSyncerSource(binlogstream.SyncerConfig{
+		DSN: binlogstream.DSN{User: p.User(), Password: p.Password(), Host: p.Host(), Port: p.Port()}, ServerID: 78})
+	if err != nil {
+		b.Fatal(err)
+	}
 	start := binlogstream.StartAt(binlogstream.Position{File: bl.Files[0].Name, Offset: 4})
-	var tok binlogstream.ResumePosition
-	rowsEvents := 0
-	firstNew := func(from binlogstream.ResumePosition, stopAfterRowsEvents int) time.Duration {
+	// firstNew streams from from until the n-th rows event (n = 0: the
+	// first one) and returns the elapsed time and that event's token.
+	firstNew := func(src binlogstream.Source, from binlogstream.ResumePosition, n int) (time.Duration, binlogstream.ResumePosition) {
 		s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: src, Start: from})
 		if err != nil {
 			b.Fatal(err)
 		}
+		defer s.Close()
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		t0 := time.Now()
 		var took time.Duration
+		var tok binlogstream.ResumePosition
 		seen := 0
+		t0 := time.Now()
 		s.AddListener(func(_ context.Context, ev *binlogstream.Event) error {
 			if binlogstream.RowChanges(ev.BinlogEvent) > 0 {
 				seen++
 			}
-			if seen == stopAfterRowsEvents || (stopAfterRowsEvents == 0 && seen == 1) {
-				took = time.Since(t0)
-				tok = ev.Resume
+			if seen == max(n, 1) {
+				took, tok = time.Since(t0), ev.Resume
 				cancel()
 			}
 			return nil
 		})
 		_ = s.Run(ctx)
-		return took
+		return took, tok
 	}
-	b.Run("decode-900-events", func(b *testing.B) {
-		for b.Loop() {
-			firstNew(start, 900)
-		}
-	})
-	firstNew(start, 900)
-	mid := tok
-	b.Run("resume-to-first-new-event", func(b *testing.B) {
-		for b.Loop() {
-			firstNew(mid, 0)
-		}
-	})
-	_ = rowsEvents
-	_ = fmt.Sprint
+	_, mid := firstNew(th.NewFakeSource(bl), start, 900)
+	for _, c := range []struct {
+		name string
+		src  func() binlogstream.Source
+	}{
+		{"in-process", func() binlogstream.Source { return th.NewFakeSource(bl) }},
+		{"in-process-no-skip", func() binlogstream.Source { return th.NewFakeSource(bl, th.SkipReplayedRowsOff()) }},
+		{"wire", func() binlogstream.Source { return wire }},
+		{"wire-no-skip", func() binlogstream.Source { return noSkip{wire} }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			var decode, resume time.Duration
+			for b.Loop() {
+				d, _ := firstNew(c.src(), start, 900)
+				r, _ := firstNew(c.src(), mid, 0)
+				decode, resume = decode+d, resume+r
+			}
+			b.ReportMetric(float64(decode.Microseconds())/float64(b.N), "decode-900-µs")
+			b.ReportMetric(float64(resume.Microseconds())/float64(b.N), "resume-µs")
+			b.ReportMetric(resume.Seconds()/decode.Seconds(), "resume/decode")
+		})
+	}
 }
+
+// noSkip hides a source's ReplaySkipper, so a resume decodes every event.
+type noSkip struct{ binlogstream.Source }
 
 func quietSlog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

@@ -364,7 +364,12 @@ func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener) (
 			return false, fmt.Errorf("%w: safe point %s (stream in GTID mode to pass such files)", ErrOffsetTooLarge, from.Safe)
 		}
 		tr = newTracker(from)
-		st, err = src.OpenFile(ctx, mysql.Position{Name: from.Safe.File, Pos: uint32(from.Safe.Offset)})
+		pos := mysql.Position{Name: from.Safe.File, Pos: uint32(from.Safe.Offset)}
+		if rs, ok := src.(ReplaySkipper); ok && from.Streamed.Compare(from.Safe) > 0 {
+			st, err = rs.OpenFileReplay(ctx, pos, from.Streamed)
+		} else {
+			st, err = src.OpenFile(ctx, pos)
+		}
 		if err != nil {
 			return false, s.classify(from, err)
 		}
@@ -410,6 +415,11 @@ func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener) (
 		}
 		progressed = true
 		ev := &Event{BinlogEvent: be, Start: d.start, End: d.end, GTID: d.gtid, Resume: d.after, before: d.before}
+		if re, ok := be.Event.(*replication.RowsEvent); ok && re.Rows == nil && isRowsEvent(be.Header.EventType) {
+			// SkipReplayedRows left it undecoded: it should have been dropped.
+			return progressed, positionError("rows event at %s-%s was skipped as replayed but is not before the streamed position %s",
+				d.start, d.end, from.Streamed)
+		}
 		if d.skipRows > 0 {
 			re := be.Event.(*replication.RowsEvent)
 			re.Rows = re.Rows[int(d.skipRows)*rowsPerChange(be.Header.EventType):]

@@ -202,6 +202,21 @@ func (s *SyncerSource) OpenFile(ctx context.Context, pos mysql.Position) (Stream
 	})
 }
 
+var _ ReplaySkipper = (*SyncerSource)(nil)
+
+// OpenFileReplay is OpenFile with the rows of events up to streamed left
+// undecoded (SkipReplayedRows); a Tune that sets its own
+// RowsEventDecodeFunc keeps it, and everything is decoded.
+func (s *SyncerSource) OpenFileReplay(ctx context.Context, pos mysql.Position, streamed Position) (Stream, error) {
+	return s.openWith(ctx, func(c *replication.BinlogSyncerConfig) {
+		if c.RowsEventDecodeFunc == nil {
+			c.RowsEventDecodeFunc = SkipReplayedRows(streamed)
+		}
+	}, func(b *replication.BinlogSyncer) (*replication.BinlogStreamer, error) {
+		return b.StartSync(pos)
+	})
+}
+
 // OpenGTID starts a GTID dump after set (a clone is passed to go-mysql,
 // which mutates the set it is given).
 func (s *SyncerSource) OpenGTID(ctx context.Context, set mysql.GTIDSet) (Stream, error) {
@@ -211,10 +226,19 @@ func (s *SyncerSource) OpenGTID(ctx context.Context, set mysql.GTIDSet) (Stream,
 }
 
 func (s *SyncerSource) open(ctx context.Context, start func(*replication.BinlogSyncer) (*replication.BinlogStreamer, error)) (Stream, error) {
+	return s.openWith(ctx, nil, start)
+}
+
+func (s *SyncerSource) openWith(ctx context.Context, adjust func(*replication.BinlogSyncerConfig),
+	start func(*replication.BinlogSyncer) (*replication.BinlogStreamer, error)) (Stream, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	b := replication.NewBinlogSyncer(s.syncerConfig())
+	cfg := s.syncerConfig()
+	if adjust != nil {
+		adjust(&cfg)
+	}
+	b := replication.NewBinlogSyncer(cfg)
 	type result struct {
 		st  *replication.BinlogStreamer
 		err error

@@ -59,6 +59,7 @@ type sourceOptions struct {
 	heartbeatEvery int
 	idleHeartbeat  time.Duration
 	skipAnnotate   bool
+	noReplaySkip   bool
 }
 
 // SourceOption configures a FakeSource.
@@ -72,6 +73,10 @@ func HeartbeatEvery(n int) SourceOption { return func(o *sourceOptions) { o.hear
 func HeartbeatWhenIdle(d time.Duration) SourceOption {
 	return func(o *sourceOptions) { o.idleHeartbeat = d }
 }
+
+// SkipReplayedRowsOff makes OpenFileReplay decode every event, as a source
+// without the optimisation would.
+func SkipReplayedRowsOff() SourceOption { return func(o *sourceOptions) { o.noReplaySkip = true } }
 
 // SkipAnnotateRows leaves MariaDB Annotate_rows events out of the dump, as
 // MariaDB does for a client that does not ask for them (go-mysql asks only
@@ -182,6 +187,25 @@ func fatal(msg string) error {
 // the first file. Server errors (unknown file, pos past the end) come back
 // as the first Next error, as go-mysql's syncer delivers them.
 func (s *FakeSource) OpenFile(ctx context.Context, pos mysql.Position) (binlogstream.Stream, error) {
+	return s.openFile(ctx, pos, nil)
+}
+
+var _ binlogstream.ReplaySkipper = (*FakeSource)(nil)
+
+// OpenFileReplay is OpenFile with the rows of events up to streamed left
+// undecoded (binlogstream.SkipReplayedRows), as a SyncerSource does on a
+// resume; SkipReplayedRowsOff turns it off so tests can compare both.
+func (s *FakeSource) OpenFileReplay(ctx context.Context, pos mysql.Position, streamed binlogstream.Position) (binlogstream.Stream, error) {
+	s.mu.Lock()
+	off := s.opt.noReplaySkip
+	s.mu.Unlock()
+	if off {
+		return s.OpenFile(ctx, pos)
+	}
+	return s.openFile(ctx, pos, binlogstream.SkipReplayedRows(streamed))
+}
+
+func (s *FakeSource) openFile(ctx context.Context, pos mysql.Position, decode func(*replication.RowsEvent, []byte) error) (binlogstream.Stream, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st, err := s.open(ctx, fmt.Sprintf("%s:%d", pos.Name, pos.Pos))
@@ -201,6 +225,9 @@ func (s *FakeSource) OpenFile(ctx context.Context, pos mysql.Position) (binlogst
 		st.err = fatal("Client requested master to start replication from position > file size")
 	default:
 		st.start(file, max(pos.Pos, 4), true)
+	}
+	if decode != nil {
+		st.parser.SetRowsEventDecodeFunc(decode)
 	}
 	return st, nil
 }
