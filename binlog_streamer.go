@@ -365,7 +365,7 @@ func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener) (
 		}
 		tr = newTracker(from)
 		pos := mysql.Position{Name: from.Safe.File, Pos: uint32(from.Safe.Offset)}
-		if rs, ok := src.(ReplaySkipper); ok && from.Streamed.Compare(from.Safe) > 0 {
+		if rs, ok := src.(ReplaySkipper); ok && from.inRowsStmt && from.Streamed.Compare(from.Safe) > 0 {
 			st, err = rs.OpenFileReplay(ctx, pos, from.Streamed)
 		} else {
 			st, err = src.OpenFile(ctx, pos)

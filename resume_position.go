@@ -129,6 +129,12 @@ type ResumePosition struct {
 	Flavor   string // "mysql" or "mariadb" in GTID mode; "" in file mode
 	Executed string
 	Progress TxnProgress
+
+	// inRowsStmt: Streamed lies inside a rows statement, after its
+	// Table_map, so the replay up to Streamed holds only that statement's
+	// Table_maps and rows events, and its STMT_END_F event comes after
+	// Streamed in the same file (what SkipReplayedRows relies on).
+	inRowsStmt bool
 }
 
 // StartAtGTID returns a GTID-mode ResumePosition that streams every
@@ -191,7 +197,8 @@ const (
 	flagInTxn     = 1 << 0
 	flagOtherFile = 1 << 1
 	flagGTID      = 1 << 2
-	knownFlags    = flagInTxn | flagOtherFile | flagGTID
+	flagRowsStmt  = 1 << 3
+	knownFlags    = flagInTxn | flagOtherFile | flagGTID | flagRowsStmt
 
 	maxTokenLen = 4096
 )
@@ -238,6 +245,9 @@ func (r ResumePosition) String() string {
 	}
 	if r.GTID != "" {
 		flags |= flagGTID
+	}
+	if r.inRowsStmt {
+		flags |= flagRowsStmt
 	}
 	b := make([]byte, 0, 32+len(r.Safe.File)+len(r.GTID))
 	b = append(b, tokenKindFile, flags)
@@ -338,6 +348,7 @@ func ParseResumePosition(tok string) (ResumePosition, error) {
 		return r, nil
 	}
 	r.InTxn = flags&flagInTxn != 0
+	r.inRowsStmt = flags&flagRowsStmt != 0
 	r.Safe.File = d.string()
 	r.Safe.Offset = d.uvarint()
 	r.Streamed.File = r.Safe.File

@@ -68,6 +68,7 @@ type tracker struct {
 	next      Position // where the next event starts; File "" until the dump's Rotate
 	replaying bool     // still before from.Streamed (or its partial event)
 	pending   bool     // a statement is open: its Table_map(s) are behind us
+	rowsStmt  bool     // the open statement is a rows statement (a Table_map was read)
 	stage     txnStage // transaction state at next
 	gtid      string
 	safe      Position
@@ -216,12 +217,14 @@ func (t *tracker) observe(ev *replication.BinlogEvent) (decision, error) {
 	}
 	d.before = t.last
 	if d.action == actDrop {
-		t.last = ResumePosition{Safe: t.safe, Streamed: t.from.Streamed, Rows: t.from.Rows, InTxn: t.safeInTxn, GTID: t.safeGTID}
+		t.last = ResumePosition{Safe: t.safe, Streamed: t.from.Streamed, Rows: t.from.Rows, InTxn: t.safeInTxn, GTID: t.safeGTID,
+			inRowsStmt: t.from.inRowsStmt}
 		if t.safe.Compare(t.from.Streamed) > 0 { // cannot happen: safe points are event ends
 			return decision{}, positionError("safe point %s passed the streamed position %s", t.safe, t.from.Streamed)
 		}
 	} else {
-		t.last = ResumePosition{Safe: t.safe, Streamed: d.end, InTxn: t.safeInTxn, GTID: t.safeGTID}
+		t.last = ResumePosition{Safe: t.safe, Streamed: d.end, InTxn: t.safeInTxn, GTID: t.safeGTID,
+			inRowsStmt: t.pending && t.rowsStmt}
 	}
 	d.after = t.last
 	return d, nil
@@ -247,7 +250,7 @@ func (t *tracker) fakeRotate(ev *replication.BinlogEvent) (decision, error) {
 		// The file ended without a Rotate event: the server stopped or
 		// crashed and started a new file. Nothing spans files, so the
 		// new file's start is a safe point outside any transaction.
-		t.pending, t.stage, t.gtid = false, txnNone, ""
+		t.pending, t.rowsStmt, t.stage, t.gtid = false, false, txnNone, ""
 		if !t.replaying {
 			t.safe, t.safeInTxn, t.safeGTID = pos, false, ""
 		}
@@ -263,10 +266,10 @@ func (t *tracker) updateState(ev *replication.BinlogEvent) string {
 	typ := ev.Header.EventType
 	switch {
 	case typ == replication.TABLE_MAP_EVENT:
-		t.pending = true
+		t.pending, t.rowsStmt = true, true
 	case isRowsEvent(typ):
 		if re, ok := ev.Event.(*replication.RowsEvent); ok && re.Flags&replication.RowsEventStmtEndFlag != 0 {
-			t.pending = false
+			t.pending, t.rowsStmt = false, false
 		}
 	case typ == replication.INTVAR_EVENT || typ == replication.RAND_EVENT || typ == replication.USER_VAR_EVENT ||
 		typ == replication.MARIADB_ANNOTATE_ROWS_EVENT || typ == replication.ROWS_QUERY_EVENT:
@@ -276,11 +279,11 @@ func (t *tracker) updateState(ev *replication.BinlogEvent) string {
 
 	switch e := ev.Event.(type) {
 	case *replication.GTIDEvent:
-		t.pending = false
+		t.pending, t.rowsStmt = false, false
 		t.stage = txnHeader
 		t.gtid = mysqlGTIDString(e)
 	case *replication.GtidTaggedLogEvent:
-		t.pending = false
+		t.pending, t.rowsStmt = false, false
 		t.stage = txnHeader
 		t.gtid = mysqlGTIDString(&e.GTIDEvent)
 		if tag := e.Tag.String(); tag != "" && t.gtid != "" {
@@ -288,7 +291,7 @@ func (t *tracker) updateState(ev *replication.BinlogEvent) string {
 			t.gtid = t.gtid[:i] + ":" + tag + t.gtid[i:]
 		}
 	case *replication.MariadbGTIDEvent:
-		t.pending = false
+		t.pending, t.rowsStmt = false, false
 		t.gtid = e.GTID.String()
 		if e.Flags&replication.BINLOG_MARIADB_FL_STANDALONE != 0 {
 			t.stage = txnStandalone
@@ -296,7 +299,7 @@ func (t *tracker) updateState(ev *replication.BinlogEvent) string {
 			t.stage = txnOpen
 		}
 	case *replication.QueryEvent:
-		t.pending = false
+		t.pending, t.rowsStmt = false, false
 		switch queryKind(e.Query) {
 		case queryBegin:
 			t.stage = txnOpen
@@ -308,10 +311,10 @@ func (t *tracker) updateState(ev *replication.BinlogEvent) string {
 			}
 		}
 	case *replication.XIDEvent:
-		t.pending = false
+		t.pending, t.rowsStmt = false, false
 		return t.endTxn()
 	case *replication.TransactionPayloadEvent:
-		t.pending = false
+		t.pending, t.rowsStmt = false, false
 		return t.endTxn() // a whole compressed transaction in one event
 	}
 	return t.gtid
