@@ -405,6 +405,9 @@ func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener) (
 		case actIgnore:
 			if d.heartbeat {
 				s.lastTS.Store(0)
+				if s.reachedStop() { // a target set while the stream was idle
+					return progressed, nil
+				}
 			}
 			continue
 		case actDrop:

@@ -283,3 +283,25 @@ func TestPasswordNeverInErrorsOrLogs(t *testing.T) {
 	assert.NotEmpty(t, logs.String(), "the attempt was logged")
 	assert.NotContains(t, logs.String(), secret)
 }
+
+// TestStopAtWhileIdle: a stop target set while the stream is caught up
+// and idle ends Run with nil at the next heartbeat.
+func TestStopAtWhileIdle(t *testing.T) {
+	sc := smallScenario()
+	src := th.NewFakeSource(sc.bl, th.HeartbeatWhenIdle(5*time.Millisecond))
+	s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: src, Start: sc.start()})
+	require.NoError(t, err)
+	var n atomic.Int32
+	s.AddListener(func(context.Context, *binlogstream.Event) error { n.Add(1); return nil })
+	done := make(chan error, 1)
+	go func() { done <- s.Run(context.Background()) }()
+	require.Eventually(t, func() bool { return int(n.Load()) == len(sc.bl.Events) }, 5*time.Second, time.Millisecond)
+	last := sc.bl.Files[len(sc.bl.Files)-1]
+	s.StopAt(binlogstream.Position{File: last.Name, Offset: uint64(len(last.Data))})
+	select {
+	case err := <-done:
+		assert.NoError(t, err)
+	case <-time.After(2 * time.Second):
+		t.Fatal("Run did not stop at the target while idle")
+	}
+}
