@@ -415,36 +415,100 @@ func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener) (
 			s.dropped.Add(1)
 			s.setResume(d.after)
 			continue
+		case actExpand:
+			progressed = true
+			gt := tr.(*gtidTracker)
+			for _, inner := range be.Event.(*replication.TransactionPayloadEvent).Events {
+				di, err := gt.observeInner(inner)
+				if err != nil {
+					return progressed, err
+				}
+				if err := s.handle(ctx, listeners, inner, di, from); err != nil {
+					return progressed, err
+				}
+			}
+			if s.reachedStop() {
+				return progressed, nil
+			}
+			continue
 		}
 		progressed = true
-		ev := &Event{BinlogEvent: be, Start: d.start, End: d.end, GTID: d.gtid, Resume: d.after, before: d.before}
-		if re, ok := be.Event.(*replication.RowsEvent); ok && re.Rows == nil && isRowsEvent(be.Header.EventType) {
-			// SkipReplayedRows left it undecoded: it should have been dropped.
-			return progressed, positionError("rows event at %s-%s was skipped as replayed but is not before the streamed position %s",
-				d.start, d.end, from.Streamed)
-		}
-		if d.skipRows > 0 {
-			re := be.Event.(*replication.RowsEvent)
-			re.Rows = re.Rows[int(d.skipRows)*rowsPerChange(be.Header.EventType):]
-			ev.SkippedRows = int(d.skipRows)
-		}
-		if err := ctx.Err(); err != nil {
+		if pe, ok := be.Event.(*replication.TransactionPayloadEvent); ok && len(pe.Events) > 0 {
+			if err := s.deliverPayload(ctx, listeners, pe, d, from); err != nil {
+				return progressed, err
+			}
+		} else if err := s.handle(ctx, listeners, be, d, from); err != nil {
 			return progressed, err
 		}
-		for _, l := range listeners {
-			if err := l(ctx, ev); err != nil {
-				return progressed, &ListenerError{Position: d.end, Err: err}
-			}
-		}
-		s.delivered.Add(1)
-		if ts := be.Header.Timestamp; ts != 0 {
-			s.lastTS.Store(int64(ts))
-		}
-		s.setResume(d.after)
 		if s.reachedStop() {
 			return progressed, nil
 		}
 	}
+}
+
+// deliverPayload delivers the inner events of a file-mode
+// Transaction_payload one by one. They share the payload's position, so
+// their resume positions count inner events (Inner) past its start.
+func (s *BinlogStreamer) deliverPayload(ctx context.Context, listeners []Listener, pe *replication.TransactionPayloadEvent,
+	d decision, from ResumePosition) error {
+	n := len(pe.Events)
+	for i := int(d.skipInner); i < n; i++ {
+		before := d.before
+		before.Streamed, before.Inner, before.Rows, before.inRowsStmt = d.start, uint32(i), 0, false
+		if i == int(d.skipInner) {
+			before.Rows = d.skipRows
+		}
+		after := before
+		after.Inner, after.Rows = uint32(i+1), 0
+		if i == n-1 {
+			after = d.after
+		}
+		di := decision{action: actDeliver, start: d.start, end: d.end, gtid: d.gtid, before: before, after: after}
+		if i == int(d.skipInner) {
+			di.skipRows = d.skipRows
+		}
+		if err := s.handle(ctx, listeners, pe.Events[i], di, from); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// handle drops or delivers one event as d says.
+func (s *BinlogStreamer) handle(ctx context.Context, listeners []Listener, be *replication.BinlogEvent, d decision, from ResumePosition) error {
+	switch d.action {
+	case actIgnore:
+		return nil
+	case actDrop:
+		s.dropped.Add(1)
+		s.setResume(d.after)
+		return nil
+	}
+	if re, ok := be.Event.(*replication.RowsEvent); ok && re.Rows == nil && isRowsEvent(be.Header.EventType) {
+		// SkipReplayedRows left it undecoded: it should have been dropped.
+		return positionError("rows event at %s-%s was skipped as replayed but is not before the streamed position %s",
+			d.start, d.end, from.Streamed)
+	}
+	ev := &Event{BinlogEvent: be, Start: d.start, End: d.end, GTID: d.gtid, Resume: d.after, before: d.before}
+	if d.skipRows > 0 {
+		re := be.Event.(*replication.RowsEvent)
+		re.Rows = re.Rows[int(d.skipRows)*rowsPerChange(be.Header.EventType):]
+		ev.SkippedRows = int(d.skipRows)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for _, l := range listeners {
+		if err := l(ctx, ev); err != nil {
+			return &ListenerError{Position: d.end, Err: err}
+		}
+	}
+	s.delivered.Add(1)
+	if ts := be.Header.Timestamp; ts != 0 {
+		s.lastTS.Store(int64(ts))
+	}
+	s.setResume(d.after)
+	return nil
 }
 
 // StopAtCurrent reads the current server's position (GTID mode: its

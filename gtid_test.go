@@ -116,17 +116,32 @@ func TestGTIDTokenRoundTrip(t *testing.T) {
 // binlog splits the same transactions into different rows events: the
 // deliveries are the uninterrupted run's, each exactly once.
 func TestGTIDCrashAtEveryEvent(t *testing.T) {
-	for _, f := range []th.Flavor{th.MySQL, th.MariaDB} {
-		t.Run(string(f), func(t *testing.T) {
-			primary, promoted := gtidWorkload(f, 2), gtidWorkload(f, 3)
+	compressed, err := th.CompressTransactions(gtidWorkload(th.MySQL, 2))
+	require.NoError(t, err)
+	for _, c := range []struct {
+		name              string
+		f                 th.Flavor
+		primary, promoted *th.Binlog
+	}{
+		{"mysql", th.MySQL, gtidWorkload(th.MySQL, 2), gtidWorkload(th.MySQL, 3)},
+		{"mariadb", th.MariaDB, gtidWorkload(th.MariaDB, 2), gtidWorkload(th.MariaDB, 3)},
+		// The primary compresses its transactions, the promoted one does not.
+		{"mysql-compressed", th.MySQL, compressed, gtidWorkload(th.MySQL, 3)},
+	} {
+		f, primary, promoted := c.f, c.primary, c.promoted
+		t.Run(c.name, func(t *testing.T) {
 			n := 0
 			for _, e := range primary.Events {
 				if e.Group != 0 {
 					n++
 				}
 			}
-			full := streamGTID(t, th.NewFakeSource(primary), gtidStart(t, f), n, nil)
-			require.Equal(t, n, full.events, "every event of every transaction, nothing else")
+			full := streamGTID(t, th.NewFakeSource(primary), gtidStart(t, f), -1, nil)
+			require.ErrorIs(t, full.err, context.Canceled)
+			if c.name != "mysql-compressed" {
+				require.Equal(t, n, full.events, "every event of every transaction, nothing else")
+			}
+			n = full.events
 			onPromoted := streamGTID(t, th.NewFakeSource(promoted), gtidStart(t, f), -1, nil)
 			assert.Len(t, onPromoted.entries, len(full.entries), "the promoted copy holds the same changes")
 

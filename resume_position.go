@@ -123,8 +123,12 @@ type ResumePosition struct {
 	Safe     Position
 	Streamed Position
 	Rows     uint32
-	InTxn    bool
-	GTID     string
+	// Inner counts the inner events of a MySQL Transaction_payload event
+	// at Streamed that were delivered (then Rows counts row changes of the
+	// next inner event): the inner events share one binlog position.
+	Inner uint32
+	InTxn bool
+	GTID  string
 
 	Flavor   string // "mysql" or "mariadb" in GTID mode; "" in file mode
 	Executed string
@@ -198,7 +202,8 @@ const (
 	flagOtherFile = 1 << 1
 	flagGTID      = 1 << 2
 	flagRowsStmt  = 1 << 3
-	knownFlags    = flagInTxn | flagOtherFile | flagGTID | flagRowsStmt
+	flagInner     = 1 << 4
+	knownFlags    = flagInTxn | flagOtherFile | flagGTID | flagRowsStmt | flagInner
 
 	maxTokenLen = 4096
 )
@@ -249,6 +254,9 @@ func (r ResumePosition) String() string {
 	if r.inRowsStmt {
 		flags |= flagRowsStmt
 	}
+	if r.Inner > 0 {
+		flags |= flagInner
+	}
 	b := make([]byte, 0, 32+len(r.Safe.File)+len(r.GTID))
 	b = append(b, tokenKindFile, flags)
 	b = appendString(b, r.Safe.File)
@@ -260,6 +268,9 @@ func (r ResumePosition) String() string {
 	b = binary.AppendUvarint(b, uint64(r.Rows))
 	if flags&flagGTID != 0 {
 		b = appendString(b, r.GTID)
+	}
+	if flags&flagInner != 0 {
+		b = binary.AppendUvarint(b, uint64(r.Inner))
 	}
 	b = binary.LittleEndian.AppendUint32(b, crc32.ChecksumIEEE(b))
 	return tokenPrefix + base64.RawURLEncoding.EncodeToString(b)
@@ -364,6 +375,13 @@ func ParseResumePosition(tok string) (ResumePosition, error) {
 	if flags&flagGTID != 0 {
 		r.GTID = d.string()
 	}
+	if flags&flagInner != 0 {
+		inner := d.uvarint()
+		if inner == 0 || inner > math.MaxUint32 {
+			d.fail("inner event count out of range")
+		}
+		r.Inner = uint32(inner)
+	}
 	if d.err == "" && len(d.b) != 0 {
 		d.fail("trailing bytes")
 	}
@@ -429,7 +447,7 @@ func (r ResumePosition) validateGTID() error {
 	if r.Flavor != mysql.MySQLFlavor && r.Flavor != mysql.MariaDBFlavor {
 		return fmt.Errorf("flavor %q: want %q or %q", r.Flavor, mysql.MySQLFlavor, mysql.MariaDBFlavor)
 	}
-	if !r.Safe.IsZero() || !r.Streamed.IsZero() || r.Rows != 0 || r.InTxn {
+	if !r.Safe.IsZero() || !r.Streamed.IsZero() || r.Rows != 0 || r.Inner != 0 || r.InTxn {
 		return errors.New("file positions in a GTID-mode position")
 	}
 	if _, err := mysql.ParseGTIDSet(r.Flavor, r.Executed); err != nil {

@@ -26,6 +26,9 @@ const (
 	actDrop
 	// actDeliver: a new event; hand it to the listeners.
 	actDeliver
+	// actExpand (GTID mode): a Transaction_payload; observe its inner
+	// events one by one instead.
+	actExpand
 )
 
 // decision is the tracker's answer for one event.
@@ -34,9 +37,11 @@ type decision struct {
 	start  Position // where the event starts in the binlog
 	end    Position // where the next event starts
 	gtid   string   // GTID of the transaction the event belongs to
-	// skipRows row changes at the front of a rows event were delivered
-	// before the resume; trim them.
-	skipRows uint32
+	// skipRows row changes at the front of a rows event (or of the inner
+	// event skipInner of a Transaction_payload, whose first skipInner
+	// inner events were delivered) were delivered before the resume.
+	skipRows  uint32
+	skipInner uint32
 	// before is the resume position just before this event, after the one
 	// right after it. Both are only meaningful for actDeliver and actDrop.
 	before, after ResumePosition
@@ -91,7 +96,7 @@ func newTracker(from ResumePosition) *tracker {
 	if from.InTxn {
 		t.stage = txnOpen
 	}
-	t.replaying = from.Streamed.Compare(from.Safe) > 0 || from.Rows > 0
+	t.replaying = from.Streamed.Compare(from.Safe) > 0 || from.Rows > 0 || from.Inner > 0
 	return t
 }
 
@@ -192,13 +197,10 @@ func (t *tracker) observe(ev *replication.BinlogEvent) (decision, error) {
 				h.EventType, d.start, d.end, t.from.Streamed)
 		default:
 			t.replaying = false
-			if t.from.Rows > 0 {
-				n := RowChanges(ev)
-				if !isRowsEvent(h.EventType) || uint32(n) <= t.from.Rows {
-					return decision{}, mismatchError("the event at %s is %s with %d row changes; the resume position says %d of them were delivered",
-						d.start, h.EventType, n, t.from.Rows)
+			if t.from.Inner > 0 || t.from.Rows > 0 {
+				if err := t.partial(ev, &d); err != nil {
+					return decision{}, err
 				}
-				d.skipRows = t.from.Rows
 			}
 			d.action = actDeliver
 		}
@@ -217,8 +219,8 @@ func (t *tracker) observe(ev *replication.BinlogEvent) (decision, error) {
 	}
 	d.before = t.last
 	if d.action == actDrop {
-		t.last = ResumePosition{Safe: t.safe, Streamed: t.from.Streamed, Rows: t.from.Rows, InTxn: t.safeInTxn, GTID: t.safeGTID,
-			inRowsStmt: t.from.inRowsStmt}
+		t.last = ResumePosition{Safe: t.safe, Streamed: t.from.Streamed, Rows: t.from.Rows, Inner: t.from.Inner,
+			InTxn: t.safeInTxn, GTID: t.safeGTID, inRowsStmt: t.from.inRowsStmt}
 		if t.safe.Compare(t.from.Streamed) > 0 { // cannot happen: safe points are event ends
 			return decision{}, positionError("safe point %s passed the streamed position %s", t.safe, t.from.Streamed)
 		}
@@ -228,6 +230,32 @@ func (t *tracker) observe(ev *replication.BinlogEvent) (decision, error) {
 	}
 	d.after = t.last
 	return d, nil
+}
+
+// partial checks that ev, at the streamed position, has the part the
+// resume position says was delivered, and sets what to trim.
+func (t *tracker) partial(ev *replication.BinlogEvent, d *decision) error {
+	target := ev
+	if pe, ok := ev.Event.(*replication.TransactionPayloadEvent); ok {
+		if int(t.from.Inner) >= len(pe.Events) {
+			return mismatchError("the Transaction_payload at %s has %d inner events; the resume position says %d were delivered",
+				d.start, len(pe.Events), t.from.Inner)
+		}
+		d.skipInner = t.from.Inner
+		if t.from.Rows == 0 {
+			return nil
+		}
+		target = pe.Events[t.from.Inner]
+	} else if t.from.Inner > 0 {
+		return mismatchError("the event at %s is %s, not the Transaction_payload the resume position is inside", d.start, ev.Header.EventType)
+	}
+	n := RowChanges(target)
+	if !isRowsEvent(target.Header.EventType) || uint32(n) <= t.from.Rows {
+		return mismatchError("the event at %s is %s with %d row changes; the resume position says %d of them were delivered",
+			d.start, target.Header.EventType, n, t.from.Rows)
+	}
+	d.skipRows = t.from.Rows
+	return nil
 }
 
 func (t *tracker) fakeRotate(ev *replication.BinlogEvent) (decision, error) {

@@ -89,6 +89,8 @@ type gtidTracker struct {
 	replaying bool        // dropping the delivered prefix of from.GTID
 	skipping  bool        // dropping a whole transaction already in executed
 	lastEnded string      // GTID of the transaction the last event ended
+	// the Transaction_payload whose inner events are being observed
+	payloadStart, payloadEnd Position
 	// executed.String(), cached: it changes once per transaction
 	executedStr   string
 	executedDirty bool
@@ -142,7 +144,23 @@ func (t *gtidTracker) observe(ev *replication.BinlogEvent) (decision, error) {
 		d.start.Offset, d.end.Offset = end-uint64(h.EventSize), end
 	}
 	t.next = d.end
+	if pe, ok := ev.Event.(*replication.TransactionPayloadEvent); ok && len(pe.Events) > 0 && t.stage != txnNone {
+		// Its inner events are the rest of the transaction: the streamer
+		// feeds them one by one to observeInner.
+		d.action = actExpand
+		t.payloadStart, t.payloadEnd = d.start, d.end
+		return d, nil
+	}
+	return t.decide(ev, d)
+}
 
+// observeInner takes one inner event of the Transaction_payload observe
+// answered actExpand for; it shares the payload's position.
+func (t *gtidTracker) observeInner(ev *replication.BinlogEvent) (decision, error) {
+	return t.decide(ev, decision{start: t.payloadStart, end: t.payloadEnd})
+}
+
+func (t *gtidTracker) decide(ev *replication.BinlogEvent, d decision) (decision, error) {
 	d.before = t.last
 	act, skipRows, err := t.step(ev)
 	if err != nil {

@@ -3,6 +3,7 @@ package binlogstream_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -127,18 +128,35 @@ func runWire(t *testing.T, src binlogstream.Source, start binlogstream.ResumePos
 	return r
 }
 
+// deliveries is how many events the streamer delivers for the whole
+// binlog: a Transaction_payload is delivered as its inner events (the
+// builder's description lists them, separated by ';').
+func (sc wireScenario) deliveries() int {
+	n := 0
+	for _, e := range sc.bl.Events {
+		if e.Type == replication.TRANSACTION_PAYLOAD_EVENT {
+			n += strings.Count(e.Desc, ";") + 1
+		} else {
+			n++
+		}
+	}
+	return n
+}
+
 // wireBaseline streams the whole binlog over the wire and checks it
 // against the same binlog streamed from a FakeSource.
 func wireBaseline(t *testing.T, sc wireScenario, src binlogstream.Source) wireRun {
 	t.Helper()
-	n := len(sc.bl.Events)
+	n := sc.deliveries()
 	full := runWire(t, src, sc.start(), n)
 	require.ErrorIs(t, full.err, context.Canceled)
 	require.Equal(t, n, full.events, "every event of the binlog is delivered once")
 	ref := runWire(t, th.NewFakeSource(sc.bl), sc.start(), n)
 	require.Equal(t, ref.entries, full.entries, "the wire delivers what the in-process fake delivers")
-	for i, e := range sc.bl.Events {
-		require.Equal(t, e.Type, full.types[i], "event %s", e)
+	if n == len(sc.bl.Events) {
+		for i, e := range sc.bl.Events {
+			require.Equal(t, e.Type, full.types[i], "event %s", e)
+		}
 	}
 	return full
 }
@@ -153,7 +171,7 @@ func TestWireCrashAtEveryEvent(t *testing.T) {
 			p := startPrimary(t, sc.bl)
 			src := wireSource(t, p)
 			full := wireBaseline(t, sc, src)
-			n := len(sc.bl.Events)
+			n := sc.deliveries()
 			for k := 1; k < n; k++ {
 				first := runWire(t, src, sc.start(), k)
 				require.ErrorIs(t, first.err, context.Canceled)
@@ -179,8 +197,8 @@ func TestWireReconnectAtEveryEvent(t *testing.T) {
 			p := startPrimary(t, sc.bl)
 			src := wireSource(t, p)
 			full := wireBaseline(t, sc, src)
-			n := len(sc.bl.Events)
-			sent := n + len(sc.bl.Files) // what one dump from the start sends
+			n := sc.deliveries()
+			sent := len(sc.bl.Events) + len(sc.bl.Files) // what one dump from the start sends
 			for drop := 1; drop < sent; drop++ {
 				dumps := len(p.Dumps())
 				p.InjectFaults(fakeprimary.Fault{AfterEvents: drop}, fakeprimary.Fault{AfterEvents: drop/2 + 1})
@@ -235,22 +253,71 @@ func TestWireNaiveResumeFails(t *testing.T) {
 	}
 }
 
-// TestWireTransactionPayload: a compressed transaction is delivered as one
-// event holding the decoded inner events.
+// TestWireTransactionPayload: the inner events of a compressed
+// transaction are delivered one by one; they share the payload's binlog
+// position, so their resume positions count inner events (and rows inside
+// one), and a resume inside the payload, even between two rows of an
+// inner event, is exact.
 func TestWireTransactionPayload(t *testing.T) {
 	sc := wireScenarios(t)[4]
 	require.Equal(t, "mysql/transaction-payload", sc.name)
 	p := startPrimary(t, sc.bl)
-	full := runWire(t, wireSource(t, p), sc.start(), len(sc.bl.Events))
-	var payloads int
-	for i, typ := range full.types {
-		if typ != replication.TRANSACTION_PAYLOAD_EVENT {
+	src := wireSource(t, p)
+	n := sc.deliveries()
+	full := runWire(t, src, sc.start(), n)
+	require.Equal(t, n, full.events)
+	var payloads []th.EventInfo
+	for _, e := range sc.bl.Events {
+		if e.Type == replication.TRANSACTION_PAYLOAD_EVENT {
+			payloads = append(payloads, e)
+		}
+	}
+	require.Len(t, payloads, 2)
+	inner := 0
+	for i, tok := range full.tokens {
+		if tok.Inner == 0 {
 			continue
 		}
-		payloads++
-		assert.Equal(t, binlogstream.Position{File: sc.bl.Files[0].Name, Offset: uint64(sc.bl.Events[i].End)}, full.tokens[i].Streamed)
+		inner++
+		assert.True(t, tok.Streamed.Offset == uint64(payloads[0].Start) || tok.Streamed.Offset == uint64(payloads[1].Start),
+			"delivery %d: a position inside a payload is at its start", i)
 	}
-	assert.Equal(t, 2, payloads)
-	// BEGIN, Table_map, 3 + 2 Rows, Xid.
-	assert.Equal(t, 2*3+3+2, full.inner)
+	// BEGIN, Table_map, 3 + 2 Rows, Xid: all but the last inner event of
+	// each payload leave a position inside it.
+	assert.Equal(t, (6-1)+(5-1), inner)
+	assert.Equal(t, 0, full.inner, "no Transaction_payload is delivered whole")
+
+	// A crash between two rows of an inner rows event.
+	tested := 0
+	for k := 1; k <= n; k++ {
+		var mid binlogstream.ResumePosition
+		s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: src, Start: sc.start()})
+		require.NoError(t, err)
+		var head []string
+		i := 0
+		s.AddListener(func(_ context.Context, ev *binlogstream.Event) error {
+			if i++; i == k {
+				if binlogstream.RowChanges(ev.BinlogEvent) < 2 {
+					return errStopHere
+				}
+				mid = ev.ResumeAfterRows(1)
+				head = append(head, entries(ev)[0])
+				return errStopHere
+			}
+			head = append(head, entries(ev)...)
+			return nil
+		})
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err = s.Run(ctx)
+		cancel()
+		require.ErrorIs(t, err, errStopHere)
+		require.NoError(t, s.Close())
+		if mid.IsZero() {
+			continue
+		}
+		rest := runWire(t, src, mid, n-k+1)
+		require.Equal(t, full.entries, append(head, rest.entries...), "crash after row 1 of delivery %d", k)
+		tested++
+	}
+	assert.Positive(t, tested)
 }
