@@ -1,7 +1,7 @@
 # The two commands a newcomer needs: `make demo` and `make test`.
 GO ?= go
 
-.PHONY: demo test test-short lint bench fuzz
+.PHONY: demo test test-short lint bench bench-real fuzz
 
 # The main job: the binlog-tail demo on an embedded fake server (no database needed).
 demo:
@@ -21,8 +21,18 @@ lint:
 	@out=$$(gofmt -l . | grep -v '^vendor/'); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
+# Benchmarks on the fake primary, plus BenchmarkRealMariaDB (a real
+# MariaDB binlog of 550k row changes; skipped when mariadbd is missing).
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	@command -v mariadbd >/dev/null 2>&1 || echo "bench: mariadbd not found, the BenchmarkReal* benchmarks will skip (make bench-real needs it)"
+	$(GO) test -run '^$$' -bench . -skip BenchmarkRealHugeTransaction -benchmem ./...
+
+# The real-server benchmarks: the 550k-row binlog (library vs go-mysql,
+# binlog-tail vs mariadb-binlog) and the peak RSS through a 1 GiB
+# transaction (writing it takes a few minutes).
+bench-real:
+	@command -v mariadbd >/dev/null 2>&1 || { echo "bench-real: needs mariadbd and mariadb-binlog (apt-get install mariadb-server mariadb-client)"; exit 1; }
+	$(GO) test -run '^$$' -bench BenchmarkReal -benchtime 3x -timeout 30m -v .
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseResumePosition -fuzztime 30s .

@@ -62,6 +62,15 @@
 // file mode (COM_BINLOG_DUMP's offset is 32 bits), so resuming there fails
 // with ErrOffsetTooLarge instead of wrapping.
 //
+// A MySQL Transaction_payload event (binlog_transaction_compression) is
+// delivered as its inner events, one by one. They share the payload's
+// binlog position, so a ResumePosition inside one counts the inner events
+// delivered (Inner) and then the row changes of the next one (Rows).
+//
+// GTID mode (StartAtGTID) keeps the same contract with positions that are
+// valid on every server of a replication topology; see ResumePosition and
+// FailoverConfig.
+//
 // With MariaDB the SyncerSource asks for Annotate_rows events, which the
 // server otherwise leaves out of a dump; listeners get them, and positions
 // stay countable on servers that send LogPos 0.

@@ -6,7 +6,7 @@
 //
 //	binlog-tail --dsn 'USER:PASS@tcp(HOST:PORT)/' --out FILE
 //	    [--start oldest|current|FILE:POS] [--stop-at-current]
-//	    [--server-id N] [--flavor mysql|mariadb] [--quiet]
+//	    [--server-id N] [--flavor mysql|mariadb] [--quiet] [--cpuprofile FILE]
 //	binlog-tail --dsn DSN --out FILE --gtid [--failover-to DSN]...
 //	    [--start oldest|current|GTID_SET] [--stop-at-current] [...]
 //	binlog-tail --demo
@@ -56,6 +56,7 @@
 //     version ("MariaDB" in it).
 //   - --quiet: no progress line (about once a second: position, rows/s and
 //     lag) and no reconnect warnings on stderr.
+//   - --cpuprofile FILE: write a CPU profile of the run (go tool pprof).
 //   - --demo: a self-contained crash-and-resume demo on an in-process fake
 //     server (no database needed); prints the story to stdout.
 //
@@ -100,8 +101,10 @@
 //
 // # Durability
 //
-// Lines go through a 64 KiB buffer that is flushed when full, every 200 ms
-// (so the file trails an idle stream by at most that), and on exit, when
-// the file is also fsynced. A kill loses at most the buffered lines, which
-// the rerun writes again from the last line's token.
+// Events are queued (at most 64) to goroutines that format their lines,
+// and one writer appends the lines in binlog order through a 64 KiB buffer
+// that is flushed when full, every 200 ms (so the file trails an idle
+// stream by at most that), and on exit, when the queue is written out and
+// the file fsynced. A kill loses at most the queued and buffered lines,
+// which the rerun writes again from the last line's token.
 package main

@@ -43,34 +43,50 @@ func isTxnMarker(q []byte) bool {
 
 // appendRowLine appends the line of one row change: image after is the row
 // (for a delete, the deleted row); before is the update's before image.
+// The streaming path builds the same bytes from the parts below, with the
+// per-event parts rendered once per event.
 func appendRowLine(b []byte, kind string, re *replication.RowsEvent, before, after []any, ev *binlogstream.Event, resume binlogstream.ResumePosition) []byte {
+	b = appendRowHead(b, kind, re)
+	b = appendRowImages(b, before, after)
+	b = appendTailHead(b, ev)
+	return appendToken(b, resume)
+}
+
+// appendRowHead: `{"type":K,"schema":S,"table":T,"row":`.
+func appendRowHead(b []byte, kind string, re *replication.RowsEvent) []byte {
 	b = append(b, `{"type":"`...)
 	b = append(b, kind...)
 	b = append(b, `","schema":`...)
-	b = appendString(b, string(re.Table.Schema))
+	b = appendBytes(b, re.Table.Schema)
 	b = append(b, `,"table":`...)
-	b = appendString(b, string(re.Table.Table))
-	b = append(b, `,"row":`...)
+	b = appendBytes(b, re.Table.Table)
+	return append(b, `,"row":`...)
+}
+
+// appendRowImages: the row, then `,"before":[...]` for an update.
+func appendRowImages(b []byte, before, after []any) []byte {
 	b = appendRow(b, after)
 	if before != nil {
 		b = append(b, `,"before":`...)
 		b = appendRow(b, before)
 	}
-	return appendTail(b, ev, resume)
+	return b
 }
 
 // appendQueryLine appends the line of a DDL or other statement event.
 func appendQueryLine(b []byte, q *replication.QueryEvent, ev *binlogstream.Event) []byte {
 	b = append(b, `{"type":"query","schema":`...)
-	b = appendString(b, string(q.Schema))
+	b = appendBytes(b, q.Schema)
 	b = append(b, `,"query":`...)
-	b = appendString(b, string(q.Query))
-	return appendTail(b, ev, ev.Resume)
+	b = appendBytes(b, q.Query)
+	b = appendTailHead(b, ev)
+	return appendToken(b, ev.Resume)
 }
 
-// appendTail writes the fields every line ends with; resume is always the
-// last key (outfile.go reads it back).
-func appendTail(b []byte, ev *binlogstream.Event, resume binlogstream.ResumePosition) []byte {
+// appendTailHead writes the fields every line of ev ends with, up to the
+// value of "resume", which is always the last key (outfile.go reads it
+// back).
+func appendTailHead(b []byte, ev *binlogstream.Event) []byte {
 	if ev.GTID != "" {
 		b = append(b, `,"gtid":`...)
 		b = appendString(b, ev.GTID)
@@ -79,7 +95,11 @@ func appendTail(b []byte, ev *binlogstream.Event, resume binlogstream.ResumePosi
 	b = appendString(b, ev.End.File)
 	b = append(b, `,"pos":`...)
 	b = strconv.AppendUint(b, ev.End.Offset, 10)
-	b = append(b, `,"resume":`...)
+	return append(b, `,"resume":`...)
+}
+
+// appendToken ends a line with its resume token.
+func appendToken(b []byte, resume binlogstream.ResumePosition) []byte {
 	b = appendString(b, resume.String())
 	return append(b, "}\n"...)
 }
@@ -153,21 +173,11 @@ func appendFloat(b []byte, f float64, bits int) []byte {
 
 // appendBytes writes binary data: as a JSON string when it is valid UTF-8
 // (lossless), else as {"base64":"<standard, padded base64>"}.
-func appendBytes(b []byte, v []byte) []byte {
-	if utf8.Valid(v) {
-		return appendUTF8(b, v)
-	}
-	return appendBase64(b, v)
-}
+func appendBytes(b []byte, v []byte) []byte { return appendText(b, v) }
 
 // appendString writes s as a JSON string, or as {"base64":...} when s is not
 // valid UTF-8 (a VARBINARY or a latin1 string, say), which JSON cannot hold.
-func appendString(b []byte, s string) []byte {
-	if utf8.ValidString(s) {
-		return appendUTF8(b, s)
-	}
-	return appendBase64(b, []byte(s))
-}
+func appendString(b []byte, s string) []byte { return appendText(b, s) }
 
 func appendBase64(b []byte, v []byte) []byte {
 	b = append(b, `{"base64":"`...)
@@ -177,14 +187,45 @@ func appendBase64(b []byte, v []byte) []byte {
 
 const hexDigits = "0123456789abcdef"
 
-// appendUTF8 quotes valid UTF-8 as a JSON string: '"', '\' and control
-// characters escaped, everything else as is.
-func appendUTF8[T string | []byte](b []byte, s T) []byte {
+// textClass sorts bytes for appendText: one table lookup per byte in the
+// common case.
+var textClass = func() (t [256]byte) {
+	for c := range 256 {
+		switch {
+		case c >= utf8.RuneSelf:
+			t[c] = nonASCII
+		case c < 0x20 || c == '"' || c == '\\':
+			t[c] = escaped
+		}
+	}
+	return t
+}()
+
+const (
+	plainASCII = iota
+	escaped
+	nonASCII
+)
+
+// appendText quotes s as a JSON string ('"', '\' and control characters
+// escaped, everything else as is) while checking, in the same pass, that
+// it is valid UTF-8; if it is not, it writes the base64 form instead.
+func appendText[T string | []byte](b []byte, s T) []byte {
+	mark := len(b)
 	b = append(b, '"')
 	start := 0
-	for i := 0; i < len(s); i++ {
+	for i := 0; i < len(s); {
 		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
+		switch textClass[c] {
+		case plainASCII:
+			i++
+			continue
+		case nonASCII:
+			n := utf8SeqLen(s, i)
+			if n == 0 {
+				return appendBase64(b[:mark], []byte(s))
+			}
+			i += n
 			continue
 		}
 		b = append(b, s[start:i]...)
@@ -200,8 +241,43 @@ func appendUTF8[T string | []byte](b []byte, s T) []byte {
 		default:
 			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
 		}
-		start = i + 1
+		i++
+		start = i
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// utf8SeqLen returns the length of the valid UTF-8 sequence that starts
+// with the non-ASCII byte s[i], or 0 when there is none: the rules of
+// utf8.Valid (no overlong forms, no surrogates, nothing past U+10FFFF).
+func utf8SeqLen[T string | []byte](s T, i int) int {
+	c, rest := s[i], len(s)-i
+	cont := func(k int) bool { return s[i+k]&0xC0 == 0x80 }
+	lo, hi := byte(0x80), byte(0xBF) // the second byte's range
+	switch {
+	case c >= 0xC2 && c <= 0xDF:
+		if rest >= 2 && cont(1) {
+			return 2
+		}
+	case c >= 0xE0 && c <= 0xEF:
+		if c == 0xE0 {
+			lo = 0xA0
+		} else if c == 0xED {
+			hi = 0x9F
+		}
+		if rest >= 3 && s[i+1] >= lo && s[i+1] <= hi && cont(2) {
+			return 3
+		}
+	case c >= 0xF0 && c <= 0xF4:
+		if c == 0xF0 {
+			lo = 0x90
+		} else if c == 0xF4 {
+			hi = 0x8F
+		}
+		if rest >= 4 && s[i+1] >= lo && s[i+1] <= hi && cont(2) && cont(3) {
+			return 4
+		}
+	}
+	return 0
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"strings"
@@ -121,5 +122,32 @@ func TestRowKindAndMarkers(t *testing.T) {
 	}
 	for _, q := range []string{"CREATE TABLE t (a INT)", "SAVEPOINT a", "BEGIN NOT ATOMIC SELECT 1; END"} {
 		assert.False(t, isTxnMarker([]byte(q)), q)
+	}
+}
+
+// appendText checks UTF-8 in the same pass as it escapes: it must take
+// the base64 form exactly when utf8.Valid says no, for both input types.
+func TestAppendTextAgreesWithUTF8Valid(t *testing.T) {
+	isBase64 := func(out []byte) bool { return bytes.HasPrefix(out, []byte(`{"base64":`)) }
+	f := func(v []byte) bool {
+		return isBase64(appendBytes(nil, v)) == !utf8.Valid(v) &&
+			isBase64(appendString(nil, string(v))) == !utf8.Valid(v)
+	}
+	require.NoError(t, quick.Check(f, &quick.Config{MaxCount: 20000}))
+	for _, s := range []string{
+		"\xc2\x80", "\xc1\xbf", "\xe0\xa0\x80", "\xe0\x9f\xbf", "\xed\x9f\xbf", "\xed\xa0\x80",
+		"\xef\xbf\xbd", "\xf0\x90\x80\x80", "\xf0\x8f\xbf\xbf", "\xf4\x8f\xbf\xbf", "\xf4\x90\x80\x80",
+		"\xf5\x80\x80\x80", "\xe2\x82", "a\xf0\x9f\x98", "\x80", "\xff",
+	} {
+		assert.True(t, f([]byte(s)), "%q", s)
+	}
+	// Every 2-, 3- and 4-byte prefix of the interesting lead bytes.
+	for c0 := 0x80; c0 <= 0xff; c0++ {
+		for c1 := 0x70; c1 <= 0xc0; c1 += 0x08 {
+			for _, tail := range []string{"", "\x80", "\x80\x80", "\xbf\xbf", "A"} {
+				v := append([]byte{byte(c0), byte(c1)}, tail...)
+				assert.True(t, f(v), "%q", v)
+			}
+		}
 	}
 }

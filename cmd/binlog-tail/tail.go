@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -62,18 +63,149 @@ type tailResult struct {
 }
 
 // tailer writes the lines of delivered events to the output file.
+//
+// The listener (onEvent, on the streamer's goroutine) only queues each
+// event; formatters turn queued events into lines in parallel, and one
+// writer appends them to the file in queue order, which is binlog order.
+// Decoding (go-mysql's goroutine), tracking plus queueing, formatting and
+// writing so run at the same time. Every line still carries the token for
+// the moment right after it, and the writer never writes a line before the
+// lines ahead of it, so the file stays a valid checkpoint at every byte.
 type tailer struct {
 	cfg    tailConfig
 	target binlogstream.Position
 	stop   context.CancelFunc
 
-	mu      sync.Mutex // guards w against the periodic flush
-	w       *bufio.Writer
-	f       *os.File
-	line    []byte
+	mu sync.Mutex // guards w against the periodic flush
+	w  *bufio.Writer
+	f  *os.File
+
+	free  chan *job // jobs not in use; bounds the events in flight
+	work  chan *job // to the formatters
+	order chan *job // to the writer, in binlog order
+	wg    sync.WaitGroup
+	err   atomic.Pointer[error] // the first write error (or errCrashed)
+
 	lines   atomic.Uint64
 	rows    atomic.Uint64
 	reached bool
+}
+
+// job is one event on its way to the file.
+type job struct {
+	ev      binlogstream.Event // a copy: the listener's pointer is not ours once it returns
+	crashAt int                // cfg.crashBefore said yes for this row; -1 for none
+	buf     []byte             // the event's lines
+	lines   uint64
+	rows    uint64
+	cut     int           // with crashAt: where the crash line starts in buf
+	ready   chan struct{} // formatted
+	done    chan struct{} // written; only waited for on a crash
+	head    []byte        // scratch for the rows event's per-line prefix and tail
+	tail    []byte
+}
+
+const (
+	// queuedEvents bounds the events between the listener and the file.
+	queuedEvents = 64
+	// maxKeptBuf: a job's line buffer grown past this by a huge event is
+	// dropped after use, so the queue holds at most about
+	// queuedEvents*maxKeptBuf between huge events.
+	maxKeptBuf = 1 << 20
+)
+
+// formatters is how many goroutines turn events into lines.
+func formatters() int {
+	return min(runtime.GOMAXPROCS(0), 4)
+}
+
+func (t *tailer) startPipeline() {
+	t.free = make(chan *job, queuedEvents)
+	t.work = make(chan *job, queuedEvents)
+	t.order = make(chan *job, queuedEvents)
+	for range queuedEvents {
+		t.free <- &job{ready: make(chan struct{}, 1), done: make(chan struct{}, 1)}
+	}
+	for range formatters() {
+		t.wg.Go(func() {
+			for j := range t.work {
+				j.format()
+				j.ready <- struct{}{}
+			}
+		})
+	}
+	t.wg.Go(t.writer)
+}
+
+// stopPipeline writes everything queued and stops the goroutines.
+func (t *tailer) stopPipeline() {
+	close(t.work)
+	close(t.order)
+	t.wg.Wait()
+}
+
+func (t *tailer) fail(err error) {
+	t.err.CompareAndSwap(nil, &err)
+	t.stop()
+}
+
+func (t *tailer) failed() error {
+	if p := t.err.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// writer appends the formatted events to the file in queue order.
+func (t *tailer) writer() {
+	for j := range t.order {
+		<-j.ready
+		if t.failed() == nil {
+			if err := t.write(j); err != nil {
+				t.fail(err)
+			}
+		}
+		if j.crashAt >= 0 {
+			j.done <- struct{}{}
+			continue // the listener recycles it
+		}
+		t.recycle(j)
+	}
+}
+
+func (t *tailer) write(j *job) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if j.crashAt < 0 {
+		if _, err := t.w.Write(j.buf); err != nil {
+			return err
+		}
+		t.lines.Add(j.lines)
+		t.rows.Add(j.rows)
+		return nil
+	}
+	// What a process killed in the middle of writing the crash line would
+	// leave behind: every earlier line, then half of this one.
+	if _, err := t.w.Write(j.buf[:j.cut]); err != nil {
+		return err
+	}
+	if err := t.w.Flush(); err != nil {
+		return err
+	}
+	line := j.buf[j.cut:]
+	if _, err := t.f.Write(line[:len(line)/2]); err != nil {
+		return err
+	}
+	t.w.Reset(io.Discard) // nothing more reaches the file
+	return errCrashed
+}
+
+func (t *tailer) recycle(j *job) {
+	if cap(j.buf) > maxKeptBuf {
+		j.buf = nil
+	}
+	j.ev = binlogstream.Event{}
+	t.free <- j
 }
 
 // tail recovers the output file at path, then streams from the token of its
@@ -96,6 +228,9 @@ func tail(ctx context.Context, path string, cfg tailConfig) (res tailResult, err
 	}
 	t := &tailer{cfg: cfg, target: cfg.Target, f: f, w: bufio.NewWriterSize(f, 64<<10)}
 	defer func() {
+		if t.order != nil {
+			t.stopPipeline()
+		}
 		t.mu.Lock()
 		ferr := t.w.Flush()
 		t.mu.Unlock()
@@ -136,13 +271,19 @@ func tail(ctx context.Context, path string, cfg tailConfig) (res tailResult, err
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	t.stop = stop
+	t.startPipeline()
 	s.AddListener(t.onEvent)
 
 	bg := t.background(runCtx, s)
 	err = s.Run(runCtx)
+	t.stopPipeline()
+	t.order = nil
 	stop()
 	bg.Wait()
 	res.Stats = s.Stats()
+	if werr := t.failed(); werr != nil {
+		return res, werr // the run was stopped for it
+	}
 	res.Reached = t.reached || (err == nil && cfg.TargetGTID != "")
 	if res.Reached || (ctx.Err() != nil && errors.Is(err, ctx.Err())) {
 		return res, nil
@@ -229,48 +370,48 @@ func describe(p binlogstream.ResumePosition) string {
 	return s
 }
 
-// onEvent is the streamer's listener: it writes the event's lines.
+// onEvent is the streamer's listener: it queues the events that write
+// lines, in order. It asks cfg.crashBefore about every row here, on the
+// streamer's goroutine, and on a crash waits until the writer has left
+// the file as a kill would.
 func (t *tailer) onEvent(_ context.Context, ev *binlogstream.Event) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	if err := t.failed(); err != nil {
+		return err
+	}
 	switch e := ev.Event.(type) {
 	case *replication.RowsEvent:
-		kind := rowKind(ev.Header.EventType)
-		if kind == "" {
-			break
-		}
-		per := 1
-		if kind == "update" {
-			per = 2
-		}
-		n := len(e.Rows) / per
-		for i := 0; i < n; i++ {
-			var before, after []any
-			if per == 2 {
-				before, after = e.Rows[2*i], e.Rows[2*i+1]
-			} else {
-				after = e.Rows[i]
-			}
-			t.line = appendRowLine(t.line[:0], kind, e, before, after, ev, ev.ResumeAfterRows(i+1))
-			if t.cfg.crashBefore != nil && t.cfg.crashBefore(ev, i) {
-				return t.crash()
-			}
-			if _, err := t.w.Write(t.line); err != nil {
-				return err
-			}
-			t.lines.Add(1)
-			t.rows.Add(1)
+		if rowKind(ev.Header.EventType) == "" {
+			return t.checkTarget(ev)
 		}
 	case *replication.QueryEvent:
 		if isTxnMarker(e.Query) {
-			break
+			return t.checkTarget(ev)
 		}
-		t.line = appendQueryLine(t.line[:0], e, ev)
-		if _, err := t.w.Write(t.line); err != nil {
-			return err
-		}
-		t.lines.Add(1)
+	default:
+		return t.checkTarget(ev)
 	}
+	crashAt := -1
+	if t.cfg.crashBefore != nil && ev.Header.EventType != replication.QUERY_EVENT {
+		for i := range binlogstream.RowChanges(ev.BinlogEvent) {
+			if t.cfg.crashBefore(ev, i) {
+				crashAt = i
+				break
+			}
+		}
+	}
+	j := <-t.free
+	j.ev, j.crashAt = *ev, crashAt
+	t.work <- j
+	t.order <- j
+	if crashAt >= 0 {
+		<-j.done
+		t.recycle(j)
+		return t.failed()
+	}
+	return t.checkTarget(ev)
+}
+
+func (t *tailer) checkTarget(ev *binlogstream.Event) error {
 	if !t.target.IsZero() && ev.End.Compare(t.target) >= 0 {
 		t.reached = true
 		t.stop()
@@ -278,15 +419,48 @@ func (t *tailer) onEvent(_ context.Context, ev *binlogstream.Event) error {
 	return nil
 }
 
-// crash writes what a process killed in the middle of writing t.line would
-// leave behind: every earlier line, then half of this one.
-func (t *tailer) crash() error {
-	if err := t.w.Flush(); err != nil {
-		return err
+// format renders the job's event as lines into j.buf (up to and including
+// the crash line when there is one).
+func (j *job) format() {
+	b := j.buf[:0]
+	j.lines, j.rows = 0, 0
+	ev := &j.ev
+	switch e := ev.Event.(type) {
+	case *replication.RowsEvent:
+		kind := rowKind(ev.Header.EventType)
+		per := 1
+		if kind == "update" {
+			per = 2
+		}
+		// The parts every line of the event shares.
+		j.head = appendRowHead(j.head[:0], kind, e)
+		j.tail = appendTailHead(j.tail[:0], ev)
+		n := len(e.Rows) / per
+		if j.crashAt >= 0 {
+			n = min(n, j.crashAt+1)
+		}
+		for i := range n {
+			var before, after []any
+			if per == 2 {
+				before, after = e.Rows[2*i], e.Rows[2*i+1]
+			} else {
+				after = e.Rows[i]
+			}
+			if i == j.crashAt {
+				j.cut = len(b)
+			}
+			b = append(b, j.head...)
+			b = appendRowImages(b, before, after)
+			b = append(b, j.tail...)
+			b = appendToken(b, ev.ResumeAfterRows(i+1))
+		}
+		j.lines, j.rows = uint64(n), uint64(n)
+		if j.crashAt >= 0 {
+			j.lines, j.rows = uint64(n-1), uint64(n-1)
+		}
+	case *replication.QueryEvent:
+		b = appendQueryLine(b, e, ev)
+		j.lines = 1
 	}
-	if _, err := t.f.Write(t.line[:len(t.line)/2]); err != nil {
-		return err
-	}
-	t.w.Reset(io.Discard) // nothing more reaches the file
-	return errCrashed
+	j.buf = b
 }
