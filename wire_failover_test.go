@@ -106,3 +106,47 @@ func TestWireGTIDFailover(t *testing.T) {
 		})
 	}
 }
+
+// TestWireGTIDCrashAtEveryEvent: GTID mode through go-mysql's syncer over
+// TCP (COM_BINLOG_DUMP_GTID on MySQL, @slave_connect_state on MariaDB):
+// crash after every delivered event, resume on a new connection from the
+// token alone, in both flavors and with compressed transactions.
+func TestWireGTIDCrashAtEveryEvent(t *testing.T) {
+	compressed, err := th.CompressTransactions(gtidWorkload(th.MySQL, 2))
+	require.NoError(t, err)
+	for _, c := range []struct {
+		name string
+		bl   *th.Binlog
+	}{{"mysql", gtidWorkload(th.MySQL, 2)}, {"mariadb", gtidWorkload(th.MariaDB, 2)}, {"mysql-compressed", compressed}} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			f := c.bl.Flavor
+			p := startPrimary(t, c.bl)
+			src := wireSource(t, p)
+			final := finalExecuted(th.NewFakeSource(c.bl))
+			run := func(from binlogstream.ResumePosition, stop int) gtidRun {
+				var r gtidRun
+				inner := stream(t, src, from, stop, func(n int, ev *binlogstream.Event) error {
+					r.entries = append(r.entries, gtidEntries(ev)...)
+					if stop < 0 && ev.Resume.GTID == "" && ev.Resume.Executed == final {
+						return errStopHere
+					}
+					return nil
+				})
+				r.events, r.last, r.err = inner.events, inner.last, inner.err
+				return r
+			}
+			full := run(gtidStart(t, f), -1)
+			require.ErrorIs(t, full.err, context.Canceled)
+			ref := streamGTID(t, th.NewFakeSource(c.bl), gtidStart(t, f), -1, nil)
+			require.Equal(t, ref.entries, full.entries, "the wire delivers what the in-process fake delivers")
+			for k := 1; k < full.events; k++ {
+				first := run(gtidStart(t, f), k)
+				require.Equal(t, k, first.events)
+				rest := run(roundTrip(t, first.last), -1)
+				require.ErrorIs(t, rest.err, context.Canceled, "k=%d", k)
+				require.Equal(t, full.entries, append(first.entries, rest.entries...), "crash after event %d", k)
+			}
+		})
+	}
+}
