@@ -582,7 +582,7 @@ func (s *BinlogStreamer) reachedStop() bool {
 		have, err := mysql.ParseGTIDSet(r.Flavor, r.Executed)
 		return err == nil && have.Contain(s.stopSet)
 	case !s.stopPos.IsZero():
-		return r.Rows == 0 && r.Streamed.Compare(s.stopPos) >= 0
+		return r.Rows == 0 && r.Inner == 0 && r.Streamed.Compare(s.stopPos) >= 0
 	}
 	return false
 }

@@ -155,7 +155,7 @@ func statements(bl *th.Binlog) []splitStatement {
 
 // runDemo streams srv to a temporary file, "kills" the run between two
 // rows of the seed's split statement, resumes from the file while the
-// server cuts the connection once, and checks the result against an
+// connection is cut once, and checks the result against an
 // uninterrupted run. It prints the story to out.
 func runDemo(ctx context.Context, out io.Writer, newServer func() (*demoServer, error)) error {
 	began := time.Now()
@@ -312,16 +312,20 @@ func runDemo(ctx context.Context, out io.Writer, newServer func() (*demoServer, 
 	if err != nil {
 		return fmt.Errorf("the fake primary's dump %q: %w", dumps[1], err)
 	}
+	if m := multi.Maps[0]; reopened != (binlogstream.Position{File: m.File, Offset: uint64(m.Start)}) {
+		return fmt.Errorf("resumed run: reconnected at %s, want the statement boundary %s:%d", reopened, m.File, m.Start)
+	}
 	atCut := binlogstream.Position{File: beforeCut.File, Offset: uint64(beforeCut.End)}
 	cutDrops := countEvents(srv.Binlog, reopened, atCut)
 	if res.Stats.Dropped != resumeDrops+cutDrops {
 		return fmt.Errorf("resumed run: Stats().Dropped %d, want %d + %d", res.Stats.Dropped, resumeDrops, cutDrops)
 	}
-	p("4. Meanwhile the TCP connection was cut %d bytes into the %d-byte %s at %s:%d,",
+	p("4. Meanwhile the resumed run's TCP connection was cut %d bytes into the %d-byte %s at %s:%d",
 		frame/2-5, cutIn.End-cutIn.Start, rowsName(cutIn.Type), cutIn.File, cutIn.Start)
-	p("   inside the %d-table statement (%s). The streamer reconnected by itself",
-		len(multi.Maps), shape(multi))
-	p("   (Stats().Reconnects %d; the primary served dumps from %s, then %s):", res.Stats.Reconnects, dumps[0], dumps[1])
+	p("   (the fake primary stalled there, a fakeprimary.Fault; a relay between the two cut the connection),")
+	p("   inside the %d-table statement (%s).", len(multi.Maps), shape(multi))
+	p("   The streamer reconnected by itself (Stats().Reconnects %d; dumps the primary served: %s, then %s):",
+		res.Stats.Reconnects, dumps[0], dumps[1])
 	p("   it reopened at its own safe point, before the statement's Table_maps, and dropped the %d replayed", cutDrops)
 	p("   events up to %s it had delivered. Stats().Dropped %d = %d at the resume + %d after the cut.",
 		atCut, res.Stats.Dropped, resumeDrops, cutDrops)

@@ -39,8 +39,11 @@ var _ server.Handler = (*conn)(nil)
 // kill cuts the connection: blocked reads and writes fail, a waiting dump
 // wakes up.
 func (c *conn) kill() {
-	c.cancel()
+	// Close the socket first: a dump woken by the cancel must find it
+	// closed, or go-mysql's server writes an error packet into the middle
+	// of a half-sent event.
 	_ = c.nc.Close()
+	c.cancel()
 }
 
 func (c *conn) serve() {
