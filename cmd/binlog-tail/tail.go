@@ -378,11 +378,13 @@ func (t *tailer) onEvent(_ context.Context, ev *binlogstream.Event) error {
 	if err := t.failed(); err != nil {
 		return err
 	}
+	rows := false
 	switch e := ev.Event.(type) {
 	case *replication.RowsEvent:
 		if rowKind(ev.Header.EventType) == "" {
 			return t.checkTarget(ev)
 		}
+		rows = true
 	case *replication.QueryEvent:
 		if isTxnMarker(e.Query) {
 			return t.checkTarget(ev)
@@ -391,7 +393,7 @@ func (t *tailer) onEvent(_ context.Context, ev *binlogstream.Event) error {
 		return t.checkTarget(ev)
 	}
 	crashAt := -1
-	if t.cfg.crashBefore != nil && ev.Header.EventType != replication.QUERY_EVENT {
+	if t.cfg.crashBefore != nil && rows {
 		for i := range binlogstream.RowChanges(ev.BinlogEvent) {
 			if t.cfg.crashBefore(ev, i) {
 				crashAt = i
@@ -412,7 +414,9 @@ func (t *tailer) onEvent(_ context.Context, ev *binlogstream.Event) error {
 }
 
 func (t *tailer) checkTarget(ev *binlogstream.Event) error {
-	if !t.target.IsZero() && ev.End.Compare(t.target) >= 0 {
+	// ev.Resume, not ev.End: the inner events of a Transaction_payload all
+	// end where the payload ends, and only the last one is past it.
+	if r := ev.Resume; !t.target.IsZero() && r.Rows == 0 && r.Inner == 0 && r.Streamed.Compare(t.target) >= 0 {
 		t.reached = true
 		t.stop()
 	}

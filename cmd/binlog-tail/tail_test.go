@@ -12,12 +12,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/binlogstream/binlogstream"
+	th "github.com/binlogstream/binlogstream/testhelpers"
 )
 
 func fakeConfig(t *testing.T) tailConfig {
 	t.Helper()
 	srv, err := newFakeDemoServer()
 	require.NoError(t, err)
+	t.Cleanup(srv.Close)
 	return tailConfig{Source: srv.Source(), Start: binlogstream.StartAt(srv.First), Target: srv.End,
 		ReconnectBackoff: time.Millisecond}
 }
@@ -155,4 +157,22 @@ func TestFlags(t *testing.T) {
 	assert.Contains(t, stderr.String(), "binlog-tail: connect to u:xxxxx@tcp(127.0.0.1:1)/")
 	assert.NotContains(t, stderr.String(), "secret")
 	assert.Equal(t, 1, bytes.Count(stderr.Bytes(), []byte("\n")), stderr.String())
+}
+
+// TestCompressedTransactionsToTheTarget: with MySQL's binlog compression
+// every row of every Transaction_payload is written, the last one's too
+// (its inner events all end where the payload ends).
+func TestCompressedTransactionsToTheTarget(t *testing.T) {
+	bl, err := th.CompressTransactions(th.Seed001(th.MySQL))
+	require.NoError(t, err)
+	last := bl.Files[len(bl.Files)-1]
+	path := filepath.Join(t.TempDir(), "out.jsonl")
+	res, err := tail(context.Background(), path, tailConfig{Source: th.NewFakeSource(bl),
+		Start:  binlogstream.StartAt(binlogstream.Position{File: bl.Files[0].Name, Offset: 4}),
+		Target: binlogstream.Position{File: last.Name, Offset: uint64(len(last.Data))}, ReconnectBackoff: time.Millisecond})
+	require.NoError(t, err)
+	require.True(t, res.Reached)
+	out, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, 12, bytes.Count(out, []byte(`"type":"insert"`)), "1 + 10 + 1 rows")
 }

@@ -1,0 +1,387 @@
+package binlogstream_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/metrics"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
+
+	"github.com/binlogstream/binlogstream"
+	"github.com/binlogstream/binlogstream/testhelpers/mariadb"
+)
+
+// Benchmarks on a real MariaDB binlog (testhelpers/mariadb). They skip
+// when mariadbd is not installed (make bench says so). Each benchmark
+// function starts its own server and writes its binlog once; the
+// sub-benchmarks then read the same bytes.
+//
+//   - BenchmarkRealMariaDB/syncer-vs-streamer: a bare go-mysql BinlogSyncer
+//     loop with the SyncerSource's settings against the streamer with a
+//     no-op listener, alternating in every iteration.
+//   - BenchmarkRealMariaDB/binlog-tail-vs-mariadb-binlog: the built
+//     binlog-tail (--start oldest --stop-at-current --quiet) against
+//     `mariadb-binlog -R -v --base64-output=decode-rows` of every file.
+//   - BenchmarkRealHugeTransaction: the peak RSS of a process streaming one
+//     transaction of 1 GiB of row events, against the same process streaming
+//     one of 64 MiB (library with a listener that drops rows, and
+//     binlog-tail).
+
+// realRows is the number of row changes of the BenchmarkRealMariaDB binlog:
+// 400k inserts in transactions of 10k, 100k updates, 50k deletes.
+const realRows = 550_000
+
+// realWorkload writes the benchmark's binlog: a table of a few INT and
+// VARCHAR columns, as in the performance issue.
+func realWorkload(b *testing.B, s *mariadb.Server) {
+	s.Exec(b, "CREATE DATABASE bench", "USE bench",
+		"CREATE TABLE t (id INT PRIMARY KEY, a INT, b VARCHAR(40), c VARCHAR(60), d INT)")
+	for i := 0; i < 400_000; i += 10_000 {
+		s.Exec(b, "USE bench", fmt.Sprintf("INSERT INTO t SELECT seq, seq*7, CONCAT('name-', seq), "+
+			"REPEAT(CHAR(97 + seq %% 26), 5 + seq %% 20), seq %% 1000 FROM seq_%d_to_%d", i+1, i+10_000))
+	}
+	s.Exec(b, "USE bench",
+		"UPDATE t SET a = a + 1, b = CONCAT(b, '-u') WHERE id % 4 = 0",
+		"DELETE FROM t WHERE id % 8 = 1")
+}
+
+// realTarget is where the server's binlog ends now.
+func realTarget(b *testing.B, s *mariadb.Server) binlogstream.Position {
+	f, p := s.MasterStatus(b)
+	return binlogstream.Position{File: f, Offset: p}
+}
+
+func BenchmarkRealMariaDB(b *testing.B) {
+	mariadb.Require(b)
+	s := mariadb.Start(b, mariadb.Options{})
+	t0 := time.Now()
+	realWorkload(b, s)
+	logs := s.BinaryLogs(b)
+	var size uint64
+	var files []string
+	for _, l := range logs {
+		size += l.Size
+		files = append(files, l.Name)
+	}
+	target := realTarget(b, s)
+	b.Logf("binlog: %d files, %.1f MB, written in %s", len(files), float64(size)/1e6, time.Since(t0).Round(time.Millisecond))
+	cfg := binlogstream.SyncerConfig{DSN: binlogstream.DSN{User: s.ReplUser(), Password: s.ReplPassword(), Host: s.Host(), Port: uint16(s.Port())},
+		ServerID: 501, Flavor: mysql.MariaDBFlavor, HeartbeatPeriod: time.Second}
+	start := binlogstream.Position{File: files[0], Offset: 4}
+
+	b.Run("syncer-vs-streamer", func(b *testing.B) {
+		var raw, lib time.Duration
+		var events, rows int
+		for b.Loop() {
+			t0 := time.Now()
+			rawEvents, rawRows := realSyncerLoop(b, cfg, start, target)
+			t1 := time.Now()
+			libEvents, libRows := realStreamerLoop(b, cfg, start, target)
+			raw, lib = raw+t1.Sub(t0), lib+time.Since(t1)
+			if rawRows != libRows || rawRows != realRows {
+				b.Fatalf("rows: syncer %d, streamer %d, want %d", rawRows, libRows, realRows)
+			}
+			events, rows = events+libEvents, rows+libRows
+			_ = rawEvents
+		}
+		b.ReportMetric(float64(events)/raw.Seconds(), "syncer-events/s")
+		b.ReportMetric(float64(rows)/raw.Seconds(), "syncer-rows/s")
+		b.ReportMetric(float64(events)/lib.Seconds(), "streamer-events/s")
+		b.ReportMetric(float64(rows)/lib.Seconds(), "streamer-rows/s")
+		b.ReportMetric(lib.Seconds()/raw.Seconds(), "streamer/syncer")
+	})
+
+	b.Run("binlog-tail-vs-mariadb-binlog", func(b *testing.B) {
+		bin := buildBinlogTail(b)
+		dir := b.TempDir()
+		out := filepath.Join(dir, "out.jsonl")
+		toolOut := filepath.Join(dir, "out.sql")
+		dsn := s.DSN(s.ReplUser())
+		var tail, tool, toolFile time.Duration
+		var outBytes int64
+		for b.Loop() {
+			os.Remove(out)
+			t0 := time.Now()
+			runCmd(b, exec.Command(bin, "--dsn", dsn, "--out", out, "--start", "oldest", "--stop-at-current", "--quiet", "--server-id", "502"))
+			t1 := time.Now()
+			t2 := time.Now()
+			args := []string{"--read-from-remote-server", "--host=" + s.Host(), "--port=" + strconv.Itoa(s.Port()),
+				"--user=" + s.ReplUser(), "--password=" + s.ReplPassword(), "-v", "--base64-output=decode-rows"}
+			tail += t1.Sub(t0)
+			cmd := exec.Command("mariadb-binlog", append(args, files...)...)
+			cmd.Stdout = nil // /dev/null
+			runCmd(b, cmd)
+			t3 := time.Now()
+			tool += t3.Sub(t2)
+			// The same into a file, as binlog-tail has to write one.
+			f, err := os.Create(toolOut)
+			if err != nil {
+				b.Fatal(err)
+			}
+			cmd = exec.Command("mariadb-binlog", append(args, files...)...)
+			cmd.Stdout = f
+			runCmd(b, cmd)
+			f.Close()
+			toolFile += time.Since(t3)
+			st, err := os.Stat(out)
+			if err != nil {
+				b.Fatal(err)
+			}
+			outBytes = st.Size()
+		}
+		n := float64(b.N)
+		b.ReportMetric(tail.Seconds()/n, "binlog-tail-s")
+		b.ReportMetric(tool.Seconds()/n, "mariadb-binlog-s")
+		b.ReportMetric(toolFile.Seconds()/n, "mariadb-binlog-to-file-s")
+		b.ReportMetric(tail.Seconds()/tool.Seconds(), "binlog-tail/mariadb-binlog")
+		b.ReportMetric(realRows*n/tail.Seconds(), "binlog-tail-rows/s")
+		b.ReportMetric(float64(outBytes)/1e6, "out-MB")
+	})
+}
+
+// realSyncerLoop is a hand-written go-mysql consumer with the settings the
+// SyncerSource uses (no retry, no per-packet read deadline, heartbeats,
+// Annotate_rows asked for): it parses up to target and counts row changes.
+func realSyncerLoop(b *testing.B, cfg binlogstream.SyncerConfig, start, target binlogstream.Position) (events, rows int) {
+	s := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{ServerID: cfg.ServerID, Flavor: cfg.Flavor,
+		Host: cfg.Host, Port: cfg.Port, User: cfg.User, Password: cfg.Password, Logger: quietSlog(),
+		HeartbeatPeriod: cfg.HeartbeatPeriod, DisableRetrySync: true, MaxReconnectAttempts: 1,
+		DumpCommandFlag: replication.BINLOG_SEND_ANNOTATE_ROWS_EVENT, EventCacheCount: 1024})
+	defer s.Close()
+	st, err := s.StartSync(mysql.Position{Name: start.File, Pos: uint32(start.Offset)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	file := start.File
+	for {
+		ev, err := st.GetEvent(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		if r, ok := ev.Event.(*replication.RotateEvent); ok {
+			file = string(r.NextLogName)
+		}
+		if ev.Header.LogPos == 0 || ev.Header.Flags&replication.LOG_EVENT_ARTIFICIAL_F != 0 {
+			continue
+		}
+		events++
+		rows += binlogstream.RowChanges(ev)
+		if (binlogstream.Position{File: file, Offset: uint64(ev.Header.LogPos)}).Compare(target) >= 0 {
+			return events, rows
+		}
+	}
+}
+
+// realStreamerLoop streams up to target with a listener that only counts.
+func realStreamerLoop(b *testing.B, cfg binlogstream.SyncerConfig, start, target binlogstream.Position) (events, rows int) {
+	src, err := binlogstream.NewSyncerSource(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: src, Start: binlogstream.StartAt(start)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s.StopAt(target)
+	s.AddListener(func(_ context.Context, ev *binlogstream.Event) error {
+		if ev.Header.LogPos != 0 && ev.Header.Flags&replication.LOG_EVENT_ARTIFICIAL_F == 0 {
+			events++
+		}
+		rows += binlogstream.RowChanges(ev.BinlogEvent)
+		return nil
+	})
+	if err := s.Run(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	_ = s.Close()
+	return events, rows
+}
+
+// tailBinEnv names a binlog-tail binary to benchmark instead of building
+// one (to compare two versions on the same binlog).
+const tailBinEnv = "BINLOGSTREAM_BENCH_BINLOG_TAIL"
+
+// buildBinlogTail builds cmd/binlog-tail into b's temporary directory.
+func buildBinlogTail(b *testing.B) string {
+	if bin := os.Getenv(tailBinEnv); bin != "" {
+		return bin
+	}
+	bin := filepath.Join(b.TempDir(), "binlog-tail")
+	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/binlog-tail").CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// runCmd runs cmd and returns its peak RSS in bytes.
+func runCmd(b *testing.B, cmd *exec.Cmd) int64 {
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		b.Fatalf("%s: %v\n%s", filepath.Base(cmd.Path), err, stderr.String())
+	}
+	return cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10
+}
+
+// hugeRows × hugeRowBytes is the size of the one big transaction.
+const (
+	hugeRows     = 1 << 20
+	hugeRowBytes = 1 << 10
+)
+
+// BenchmarkRealHugeTransaction streams one transaction of 1 GiB of row
+// events (one INSERT ... SELECT of 1 Mi rows of 1 KiB) and, for the
+// baseline, one of 64 MiB, each in a fresh process: the library with a
+// listener that drops rows (a re-run of this test binary, see
+// TestRealStreamHelper) and binlog-tail. It reports each process's peak RSS
+// (getrusage of the child); flat means the 1 GiB figure is about the
+// 64 MiB one (both runs are long enough to fill every queue).
+func BenchmarkRealHugeTransaction(b *testing.B) {
+	mariadb.Require(b)
+	s := mariadb.Start(b, mariadb.Options{})
+	s.Exec(b, "CREATE DATABASE bench", "USE bench", "CREATE TABLE big (id INT PRIMARY KEY, v LONGTEXT)")
+	insert := func(from, n int) (binlogstream.Position, binlogstream.Position) {
+		s.FlushBinaryLogs(b)
+		start := realTarget(b, s)
+		t0 := time.Now()
+		s.Exec(b, "USE bench", fmt.Sprintf("INSERT INTO big SELECT seq, REPEAT(CHAR(97 + seq %% 26), %d) FROM seq_%d_to_%d",
+			hugeRowBytes-16, from, from+n-1))
+		end := realTarget(b, s)
+		b.Logf("transaction of %d rows: %.1f MB of binlog, written in %s", n, float64(end.Offset-start.Offset)/1e6, time.Since(t0).Round(time.Millisecond))
+		return start, end
+	}
+	bin := buildBinlogTail(b)
+	dsn := s.DSN(s.ReplUser())
+	out := filepath.Join(b.TempDir(), "out.jsonl")
+	// tailRSS runs binlog-tail from start to the server's current end.
+	tailRSS := func(start binlogstream.Position) int64 {
+		os.Remove(out)
+		defer os.Remove(out)
+		return runCmd(b, exec.Command(bin, "--dsn", dsn, "--out", out, "--start", start.String(), "--stop-at-current", "--quiet", "--server-id", "503"))
+	}
+	// The baseline is measured before the huge transaction exists, so
+	// that binlog-tail's --stop-at-current ends right after it.
+	smallStart, smallEnd := insert(1, hugeRows/16)
+	smallLib := runStreamHelper(b, dsn, smallStart, smallEnd)
+	smallTail := tailRSS(smallStart)
+	hugeStart, hugeEnd := insert(hugeRows, hugeRows)
+	mib := func(n int64) float64 { return float64(n) / (1 << 20) }
+
+	b.Run("library", func(b *testing.B) {
+		for b.Loop() {
+			huge := runStreamHelper(b, dsn, hugeStart, hugeEnd)
+			b.ReportMetric(mib(smallLib.rss), "64MiB-txn-peak-RSS-MiB")
+			b.ReportMetric(mib(huge.rss), "1GiB-txn-peak-RSS-MiB")
+			b.ReportMetric(mib(smallLib.heap), "64MiB-txn-peak-heap-MiB")
+			b.ReportMetric(mib(huge.heap), "1GiB-txn-peak-heap-MiB")
+		}
+	})
+	b.Run("binlog-tail", func(b *testing.B) {
+		for b.Loop() {
+			b.ReportMetric(mib(smallTail), "64MiB-txn-peak-RSS-MiB")
+			b.ReportMetric(mib(tailRSS(hugeStart)), "1GiB-txn-peak-RSS-MiB")
+		}
+	})
+}
+
+type helperResult struct{ rss, heap int64 }
+
+const streamHelperEnv = "BINLOGSTREAM_BENCH_STREAM_HELPER"
+
+// runStreamHelper runs TestRealStreamHelper in a child process that
+// streams [start, end) from dsn and reports its peak RSS and heap.
+func runStreamHelper(b *testing.B, dsn string, start, end binlogstream.Position) helperResult {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestRealStreamHelper$", "-test.count=1")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s|%s|%s", streamHelperEnv, dsn, start, end))
+	var stdout strings.Builder
+	cmd.Stdout = &stdout
+	rss := runCmd(b, cmd)
+	var r helperResult
+	for _, line := range strings.Split(stdout.String(), "\n") {
+		if v, ok := strings.CutPrefix(line, "peak-heap-bytes "); ok {
+			r.heap, _ = strconv.ParseInt(v, 10, 64)
+		}
+	}
+	if r.heap == 0 {
+		b.Fatalf("stream helper said nothing:\n%s", stdout.String())
+	}
+	r.rss = rss
+	return r
+}
+
+// TestRealStreamHelper is not a test: BenchmarkRealHugeTransaction runs
+// it in a child process (the env var set) to stream a range with a
+// listener that drops rows and print the peak of the Go heap, sampled.
+func TestRealStreamHelper(t *testing.T) {
+	arg := os.Getenv(streamHelperEnv)
+	if arg == "" {
+		t.Skip("run by BenchmarkRealHugeTransaction")
+	}
+	parts := strings.Split(arg, "|")
+	dsn, err := binlogstream.ParseDSN(parts[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	start, err := binlogstream.ParsePosition(parts[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	end, err := binlogstream.ParsePosition(parts[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := binlogstream.NewSyncerSource(binlogstream.SyncerConfig{DSN: dsn, ServerID: 504, Flavor: mysql.MariaDBFlavor})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: src, Start: binlogstream.StartAt(start)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.StopAt(end)
+	rows := 0
+	s.AddListener(func(_ context.Context, ev *binlogstream.Event) error {
+		rows += binlogstream.RowChanges(ev.BinlogEvent) // and drop them
+		return nil
+	})
+	done := make(chan struct{})
+	peak := make(chan int64)
+	go func() { peak <- sampleHeapPeak(done) }()
+	err = s.Run(context.Background())
+	close(done)
+	p := <-peak
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriter(os.Stdout)
+	fmt.Fprintf(w, "rows %d\npeak-heap-bytes %d\n", rows, p)
+	w.Flush()
+}
+
+// sampleHeapPeak samples the bytes of live and not yet swept heap objects
+// every 5 ms until done, and returns the largest sample.
+func sampleHeapPeak(done <-chan struct{}) int64 {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	var peak int64
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		metrics.Read(sample)
+		peak = max(peak, int64(sample[0].Value.Uint64()))
+		select {
+		case <-done:
+			return peak
+		case <-tick.C:
+		}
+	}
+}
