@@ -235,12 +235,41 @@ func tokenError(tok, reason string) error {
 // String encodes r as a compact, versioned, opaque token. The zero
 // ResumePosition encodes as "".
 func (r ResumePosition) String() string {
+	var buf [160]byte
+	return string(r.appendToken(buf[:0]))
+}
+
+// AppendText appends r's token to b (encoding.TextAppender). It does not
+// allocate when b has room, for consumers that write a token per row.
+func (r ResumePosition) AppendText(b []byte) ([]byte, error) { return r.appendToken(b), nil }
+
+func (r ResumePosition) appendToken(dst []byte) []byte {
 	if r.IsZero() {
-		return ""
+		return dst
 	}
+	var buf [160]byte
+	b := buf[:0]
 	if r.IsGTID() {
-		return r.gtidToken()
+		b = r.appendGTIDPayload(b)
+	} else {
+		b = r.appendFilePayload(b)
 	}
+	b = binary.LittleEndian.AppendUint32(b, crcIEEE(b))
+	dst = append(dst, tokenPrefix...)
+	return base64.RawURLEncoding.AppendEncode(dst, b)
+}
+
+// crcIEEE is crc32.ChecksumIEEE by table; the library's version makes its
+// argument escape, which would cost an allocation per token.
+func crcIEEE(b []byte) uint32 {
+	c := ^uint32(0)
+	for _, x := range b {
+		c = crc32.IEEETable[byte(c)^x] ^ c>>8
+	}
+	return ^c
+}
+
+func (r ResumePosition) appendFilePayload(b []byte) []byte {
 	var flags byte
 	if r.InTxn {
 		flags |= flagInTxn
@@ -257,7 +286,6 @@ func (r ResumePosition) String() string {
 	if r.Inner > 0 {
 		flags |= flagInner
 	}
-	b := make([]byte, 0, 32+len(r.Safe.File)+len(r.GTID))
 	b = append(b, tokenKindFile, flags)
 	b = appendString(b, r.Safe.File)
 	b = binary.AppendUvarint(b, r.Safe.Offset)
@@ -272,19 +300,18 @@ func (r ResumePosition) String() string {
 	if flags&flagInner != 0 {
 		b = binary.AppendUvarint(b, uint64(r.Inner))
 	}
-	b = binary.LittleEndian.AppendUint32(b, crc32.ChecksumIEEE(b))
-	return tokenPrefix + base64.RawURLEncoding.EncodeToString(b)
+	return b
 }
 
 // GTID-mode payload: kind 2 | flags (flagGTID) | flavor (1 mysql, 2
 // mariadb) | executed | [gtid | table maps | rows | statements | other |
 // fingerprint (8 bytes LE)] | crc32.
-func (r ResumePosition) gtidToken() string {
+func (r ResumePosition) appendGTIDPayload(b []byte) []byte {
 	var flags byte
 	if r.GTID != "" {
 		flags |= flagGTID
 	}
-	b := []byte{tokenKindGTID, flags, flavorByte(r.Flavor)}
+	b = append(b, tokenKindGTID, flags, flavorByte(r.Flavor))
 	b = appendString(b, r.Executed)
 	if r.GTID != "" {
 		b = appendString(b, r.GTID)
@@ -293,8 +320,7 @@ func (r ResumePosition) gtidToken() string {
 		}
 		b = binary.LittleEndian.AppendUint64(b, r.Progress.Fingerprint)
 	}
-	b = binary.LittleEndian.AppendUint32(b, crc32.ChecksumIEEE(b))
-	return tokenPrefix + base64.RawURLEncoding.EncodeToString(b)
+	return b
 }
 
 func flavorByte(f string) byte {
@@ -508,7 +534,7 @@ func (d *tokenDecoder) string() string {
 
 // MarshalText encodes r as its token, so it round-trips through JSON,
 // YAML and flag values.
-func (r ResumePosition) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
+func (r ResumePosition) MarshalText() ([]byte, error) { return r.appendToken(nil), nil }
 
 // UnmarshalText decodes a token written by MarshalText.
 func (r *ResumePosition) UnmarshalText(b []byte) error {

@@ -129,3 +129,14 @@ func FuzzParseResumePosition(f *testing.F) {
 		}
 	})
 }
+
+func TestAppendTextDoesNotAllocate(t *testing.T) {
+	buf := make([]byte, 0, 256)
+	for _, r := range sampleResumePositions() {
+		got, err := r.AppendText(buf[:0])
+		require.NoError(t, err)
+		assert.Equal(t, r.String(), string(got))
+		allocs := testing.AllocsPerRun(100, func() { _, _ = r.AppendText(buf[:0]) })
+		assert.Zero(t, allocs, "%s", r)
+	}
+}
