@@ -138,11 +138,15 @@ func (c *Config) validate() error {
 		c.MaxReconnectBackoff = c.ReconnectBackoff
 	}
 	if c.Logger == nil {
-		l := logrus.New()
-		l.SetOutput(io.Discard)
-		c.Logger = l
+		c.Logger = discardLogger()
 	}
 	return nil
+}
+
+func discardLogger() logrus.FieldLogger {
+	l := logrus.New()
+	l.SetOutput(io.Discard)
+	return l
 }
 
 // Stats are counters read while the streamer runs.

@@ -373,17 +373,23 @@ func ParseResumePosition(tok string) (ResumePosition, error) {
 	var r ResumePosition
 	if kind == tokenKindGTID {
 		r = d.gtidPosition(flags)
-		if d.err == "" && len(d.b) != 0 {
-			d.fail("trailing bytes")
-		}
-		if d.err != "" {
-			return ResumePosition{}, tokenError(tok, d.err)
-		}
-		if err := r.validate(); err != nil {
-			return ResumePosition{}, tokenError(tok, err.Error())
-		}
-		return r, nil
+	} else {
+		r = d.filePosition(flags)
 	}
+	if d.err == "" && len(d.b) != 0 {
+		d.fail("trailing bytes")
+	}
+	if d.err != "" {
+		return ResumePosition{}, tokenError(tok, d.err)
+	}
+	if err := r.validate(); err != nil {
+		return ResumePosition{}, tokenError(tok, err.Error())
+	}
+	return r, nil
+}
+
+func (d *tokenDecoder) filePosition(flags byte) ResumePosition {
+	var r ResumePosition
 	r.InTxn = flags&flagInTxn != 0
 	r.inRowsStmt = flags&flagRowsStmt != 0
 	r.Safe.File = d.string()
@@ -408,16 +414,7 @@ func ParseResumePosition(tok string) (ResumePosition, error) {
 		}
 		r.Inner = uint32(inner)
 	}
-	if d.err == "" && len(d.b) != 0 {
-		d.fail("trailing bytes")
-	}
-	if d.err != "" {
-		return ResumePosition{}, tokenError(tok, d.err)
-	}
-	if err := r.validate(); err != nil {
-		return ResumePosition{}, tokenError(tok, err.Error())
-	}
-	return r, nil
+	return r
 }
 
 func (d *tokenDecoder) gtidPosition(flags byte) ResumePosition {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"strconv"
@@ -144,9 +143,7 @@ func (c *SyncerConfig) validate() error {
 		c.EventCacheCount = 1024
 	}
 	if c.Logger == nil {
-		l := logrus.New()
-		l.SetOutput(io.Discard)
-		c.Logger = l
+		c.Logger = discardLogger()
 	}
 	return nil
 }

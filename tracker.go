@@ -168,18 +168,8 @@ func (t *tracker) observe(ev *replication.BinlogEvent) (decision, error) {
 		return decision{}, positionError("%s event before the dump's Rotate event", h.EventType)
 	}
 
-	size := uint64(h.EventSize)
-	d := decision{start: t.next, end: Position{File: t.next.File, Offset: t.next.Offset + size}}
-	if h.LogPos != 0 {
-		// LogPos is the low 32 bits of the end offset. A server may leave
-		// events out of a dump (MariaDB skips Annotate_rows unless asked),
-		// so the event can start after t.next, never before it.
-		end := t.next.Offset&^uint64(math.MaxUint32) | uint64(h.LogPos)
-		if end < d.end.Offset {
-			end += 1 << 32 // the file passed a 4 GiB boundary
-		}
-		d.start.Offset, d.end.Offset = end-size, end
-	}
+	d := decision{}
+	d.start, d.end = eventSpan(t.next, h)
 	if re, ok := ev.Event.(*replication.RotateEvent); ok {
 		d.end = Position{File: string(re.NextLogName), Offset: re.Position}
 	}
@@ -230,6 +220,24 @@ func (t *tracker) observe(ev *replication.BinlogEvent) (decision, error) {
 	}
 	d.after = t.last
 	return d, nil
+}
+
+// eventSpan places an event that follows next. The header's LogPos is the
+// low 32 bits of the event's end; the high bits come from next, and all of
+// it from the size when LogPos is 0 (MariaDB 11.4+). A server may leave
+// events out of a dump (MariaDB skips Annotate_rows unless asked), so an
+// event can start after next, never before it.
+func eventSpan(next Position, h *replication.EventHeader) (start, end Position) {
+	size := uint64(h.EventSize)
+	end = Position{File: next.File, Offset: next.Offset + size}
+	if h.LogPos != 0 {
+		off := next.Offset&^uint64(math.MaxUint32) | uint64(h.LogPos)
+		if off < end.Offset {
+			off += 1 << 32 // the file passed a 4 GiB boundary
+		}
+		end.Offset = off
+	}
+	return Position{File: next.File, Offset: end.Offset - size}, end
 }
 
 // partial checks that ev, at the streamed position, has the part the

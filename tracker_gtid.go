@@ -135,14 +135,8 @@ func (t *gtidTracker) observe(ev *replication.BinlogEvent) (decision, error) {
 	}
 	// Positions are informational in GTID mode (they differ per server):
 	// follow them leniently, as the file-mode tracker does.
-	d := decision{start: t.next, end: Position{File: t.next.File, Offset: t.next.Offset + uint64(h.EventSize)}}
-	if h.LogPos != 0 {
-		end := t.next.Offset&^uint64(0xffffffff) | uint64(h.LogPos)
-		if end < d.end.Offset {
-			end += 1 << 32
-		}
-		d.start.Offset, d.end.Offset = end-uint64(h.EventSize), end
-	}
+	d := decision{}
+	d.start, d.end = eventSpan(t.next, h)
 	t.next = d.end
 	if pe, ok := ev.Event.(*replication.TransactionPayloadEvent); ok && len(pe.Events) > 0 && t.stage != txnNone {
 		// Its inner events are the rest of the transaction: the streamer
