@@ -183,6 +183,7 @@ type BinlogStreamer struct {
 	stopped bool // the target was reached: Run returns nil
 
 	delivered, dropped, reconnects, failovers atomic.Uint64
+	hasStop                                   atomic.Bool
 }
 
 // NewBinlogStreamer validates cfg and returns a streamer ready to Run.
@@ -556,6 +557,7 @@ func (s *BinlogStreamer) StopAt(pos Position) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.stopPos = pos
+	s.hasStop.Store(true)
 }
 
 // StopAtGTID makes a GTID-mode Run return nil once every transaction in
@@ -572,6 +574,7 @@ func (s *BinlogStreamer) StopAtGTID(set string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.stopSet = g
+	s.hasStop.Store(true)
 	return nil
 }
 
@@ -586,6 +589,9 @@ func (s *BinlogStreamer) stopTargetString() string {
 
 // reachedStop reports whether the stop target is delivered.
 func (s *BinlogStreamer) reachedStop() bool {
+	if !s.hasStop.Load() { // the common case, on every event: no lock
+		return false
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := s.resume
