@@ -173,6 +173,9 @@ type BinlogStreamer struct {
 	closed  bool
 	cancel  context.CancelFunc
 	done    chan struct{}
+	// lastRunErr is what the last Run returned, for FlushAndStop.
+	lastRunErr      error
+	stoppedAtTarget bool // stopIfReached cancelled the run
 	// lastTS is the last delivered event's header timestamp (seconds), 0
 	// after a heartbeat: Stats computes the lag from it, so the hot path
 	// does not read the clock.
@@ -275,18 +278,19 @@ func (s *BinlogStreamer) Run(ctx context.Context) error {
 	cancel()
 
 	s.mu.Lock()
-	s.running, s.cancel = false, nil
 	closed := s.closed
+	switch {
+	case s.stoppedAtTarget && ctx.Err() == nil && !closed:
+		err = nil // cancelled by stopIfReached: the target is delivered
+	case err != nil && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+		err = ctx.Err()
+	case closed && err != nil && runCtx.Err() != nil:
+		err = ErrClosed
+	}
+	s.running, s.cancel, s.lastRunErr, s.stoppedAtTarget = false, nil, err, false
 	close(s.done)
 	s.done = nil
 	s.mu.Unlock()
-
-	if err != nil && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
-		return ctx.Err()
-	}
-	if closed && err != nil && runCtx.Err() != nil {
-		return ErrClosed
-	}
 	return err
 }
 
@@ -551,13 +555,53 @@ func (s *BinlogStreamer) StopAtCurrent(ctx context.Context) (string, error) {
 	return st.Binlog.String(), nil
 }
 
+// FlushAndStop records the current server's position as the stop target
+// (see StopAtCurrent) and waits until the running Run has delivered
+// everything up to it and returned. It returns Run's error if Run ended
+// otherwise, ErrNotRunning when no Run is in progress, or ctx.Err().
+func (s *BinlogStreamer) FlushAndStop(ctx context.Context) error {
+	s.mu.Lock()
+	done, running := s.done, s.running
+	s.mu.Unlock()
+	if !running || done == nil {
+		return ErrNotRunning
+	}
+	if _, err := s.StopAtCurrent(ctx); err != nil {
+		return err
+	}
+	select {
+	case <-done:
+		s.mu.Lock()
+		err := s.lastRunErr
+		s.mu.Unlock()
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // StopAt makes a file-mode Run return nil once an event ending at or
 // after pos is delivered (at once if that is already so).
 func (s *BinlogStreamer) StopAt(pos Position) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.stopPos = pos
 	s.hasStop.Store(true)
+	s.mu.Unlock()
+	s.stopIfReached()
+}
+
+// stopIfReached ends a running Run at once when its stop target is already
+// delivered, rather than at the next event or heartbeat.
+func (s *BinlogStreamer) stopIfReached() {
+	if !s.reachedStop() {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.running && s.cancel != nil {
+		s.stoppedAtTarget = true
+		s.cancel()
+	}
 }
 
 // StopAtGTID makes a GTID-mode Run return nil once every transaction in
@@ -572,9 +616,10 @@ func (s *BinlogStreamer) StopAtGTID(set string) error {
 		return configError("stop target %q: %v", set, err)
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.stopSet = g
 	s.hasStop.Store(true)
+	s.mu.Unlock()
+	s.stopIfReached()
 	return nil
 }
 

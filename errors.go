@@ -14,6 +14,8 @@ import (
 var (
 	// ErrClosed is returned by Run after Close.
 	ErrClosed = errors.New("binlogstream: streamer closed")
+	// ErrNotRunning is returned by FlushAndStop when no Run is in progress.
+	ErrNotRunning = errors.New("binlogstream: streamer is not running")
 	// ErrAlreadyRunning is returned by a second concurrent Run.
 	ErrAlreadyRunning = errors.New("binlogstream: streamer is already running")
 	// ErrReconnectExhausted is matched by the error Run returns when the

@@ -305,3 +305,68 @@ func TestStopAtWhileIdle(t *testing.T) {
 		t.Fatal("Run did not stop at the target while idle")
 	}
 }
+
+// probedSource is a fake source that reports a binlog position, as a
+// SyncerSource's Probe does.
+type probedSource struct {
+	*th.FakeSource
+	at binlogstream.Position
+}
+
+func (p probedSource) Probe(context.Context) (binlogstream.ServerState, error) {
+	return binlogstream.ServerState{LogBin: true, Binlog: p.at}, nil
+}
+
+// TestFlushAndStop: the call records the server's position and returns
+// once everything up to it is delivered and Run has returned nil, though
+// the server wrote more meanwhile.
+func TestFlushAndStop(t *testing.T) {
+	b := th.NewBuilder(th.MySQL, th.MaxRowsPerEvent(2)).
+		Txn(func(t *th.Txn) { t.Insert(users, userRows(1, 5)...) })
+	first := b.Build()
+	last := first.Files[len(first.Files)-1]
+	src := th.NewFakeSource(first)
+	ps := probedSource{FakeSource: src, at: binlogstream.Position{File: last.Name, Offset: uint64(len(last.Data))}}
+	s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: ps,
+		Start: binlogstream.StartAt(binlogstream.Position{File: first.Files[0].Name, Offset: 4})})
+	require.NoError(t, err)
+	assert.ErrorIs(t, s.FlushAndStop(context.Background()), binlogstream.ErrNotRunning)
+	var n atomic.Int32
+	started := make(chan struct{})
+	s.AddListener(func(context.Context, *binlogstream.Event) error {
+		if n.Add(1) == 1 {
+			close(started)
+		}
+		return nil
+	})
+	done := make(chan error, 1)
+	go func() { done <- s.Run(context.Background()) }()
+	<-started
+	// More is written after the target was read: not part of this run.
+	require.NoError(t, src.Append(b.Txn(func(t *th.Txn) { t.Delete(users, userRows(1, 2)...) }).Build()))
+	require.NoError(t, s.FlushAndStop(context.Background()))
+	require.NoError(t, <-done)
+	// Everything up to the target; events written after it may or may not
+	// have been delivered before the target was recorded.
+	assert.GreaterOrEqual(t, n.Load(), int32(len(first.Events)))
+	assert.GreaterOrEqual(t, s.ResumePosition().Streamed.Compare(ps.at), 0)
+}
+
+// TestFlushAndStopWhenCaughtUp: the target is already delivered and the
+// server is silent (no heartbeats): FlushAndStop still returns at once.
+func TestFlushAndStopWhenCaughtUp(t *testing.T) {
+	sc := smallScenario()
+	last := sc.bl.Files[len(sc.bl.Files)-1]
+	ps := probedSource{FakeSource: sc.source(), at: binlogstream.Position{File: last.Name, Offset: uint64(len(last.Data))}}
+	s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: ps, Start: sc.start()})
+	require.NoError(t, err)
+	var n atomic.Int32
+	s.AddListener(func(context.Context, *binlogstream.Event) error { n.Add(1); return nil })
+	done := make(chan error, 1)
+	go func() { done <- s.Run(context.Background()) }()
+	require.Eventually(t, func() bool { return int(n.Load()) == len(sc.bl.Events) }, 5*time.Second, time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	require.NoError(t, s.FlushAndStop(ctx))
+	require.NoError(t, <-done)
+}
