@@ -334,7 +334,12 @@ func (s *BinlogStreamer) run(ctx context.Context, listeners []Listener) error {
 		if opened > 0 {
 			s.reconnects.Add(1)
 		}
-		progressed, err := s.streamOnce(ctx, listeners)
+		before := s.ResumePosition()
+		err := s.streamOnce(ctx, listeners)
+		// Progress is a resume position that moved: replayed events
+		// dropped without moving it do not reset the attempt count, so a
+		// server that keeps cutting the replay cannot loop us forever.
+		progressed := s.ResumePosition() != before
 		if err == nil {
 			return nil
 		}
@@ -360,10 +365,9 @@ func backoff(base, maxWait time.Duration, n int) time.Duration {
 	return d
 }
 
-// streamOnce opens one dump at the safe point and streams until an error.
-// progressed reports whether the dump got past its header, so a connection
-// that works for a while and then drops resets the attempt count.
-func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener) (progressed bool, err error) {
+// streamOnce opens one dump at the safe point and streams until an error
+// (nil: the stop target was reached).
+func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener) (err error) {
 	from := s.ResumePosition()
 	var tr eventTracker
 	var st Stream
@@ -372,16 +376,16 @@ func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener) (
 	if from.IsGTID() {
 		gt, err := newGTIDTracker(from)
 		if err != nil {
-			return false, err
+			return err
 		}
 		tr = gt
 		st, err = src.OpenGTID(ctx, gt.executed.Clone())
 		if err != nil {
-			return false, s.classify(from, err)
+			return s.classify(from, err)
 		}
 	} else {
 		if from.Safe.Offset > math.MaxUint32 {
-			return false, fmt.Errorf("%w: safe point %s (stream in GTID mode to pass such files)", ErrOffsetTooLarge, from.Safe)
+			return fmt.Errorf("%w: safe point %s (stream in GTID mode to pass such files)", ErrOffsetTooLarge, from.Safe)
 		}
 		tr = newTracker(from)
 		pos := mysql.Position{Name: from.Safe.File, Pos: uint32(from.Safe.Offset)}
@@ -391,14 +395,14 @@ func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener) (
 			st, err = src.OpenFile(ctx, pos)
 		}
 		if err != nil {
-			return false, s.classify(from, err)
+			return s.classify(from, err)
 		}
 	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		_ = st.Close()
-		return false, ErrClosed
+		return ErrClosed
 	}
 	s.stream = st
 	s.mu.Unlock()
@@ -411,57 +415,54 @@ func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener) (
 
 	for {
 		if err := ctx.Err(); err != nil {
-			return progressed, err
+			return err
 		}
 		be, err := st.Next(ctx)
 		if err != nil {
-			return progressed, s.classify(from, err)
+			return s.classify(from, err)
 		}
 		d, err := tr.observe(be)
 		if err != nil {
-			return progressed, err
+			return err
 		}
 		switch d.action {
 		case actIgnore:
 			if d.heartbeat {
 				s.lastTS.Store(0)
 				if s.reachedStop() { // a target set while the stream was idle
-					return progressed, nil
+					return nil
 				}
 			}
 			continue
 		case actDrop:
-			progressed = true
 			s.dropped.Add(1)
 			s.setResume(d.after)
 			continue
 		case actExpand:
-			progressed = true
 			gt := tr.(*gtidTracker)
 			for _, inner := range be.Event.(*replication.TransactionPayloadEvent).Events {
 				di, err := gt.observeInner(inner)
 				if err != nil {
-					return progressed, err
+					return err
 				}
 				if err := s.handle(ctx, listeners, inner, di, from); err != nil {
-					return progressed, err
+					return err
 				}
 			}
 			if s.reachedStop() {
-				return progressed, nil
+				return nil
 			}
 			continue
 		}
-		progressed = true
 		if pe, ok := be.Event.(*replication.TransactionPayloadEvent); ok && len(pe.Events) > 0 {
 			if err := s.deliverPayload(ctx, listeners, pe, d, from); err != nil {
-				return progressed, err
+				return err
 			}
 		} else if err := s.handle(ctx, listeners, be, d, from); err != nil {
-			return progressed, err
+			return err
 		}
 		if s.reachedStop() {
-			return progressed, nil
+			return nil
 		}
 	}
 }

@@ -178,10 +178,11 @@ func TestReconnectCountResetsAfterProgress(t *testing.T) {
 	sc := smallScenario()
 	full := uninterrupted(t, sc)
 	src := sc.source()
-	// Every connection drops after it made some progress: with a bound of
-	// one reconnect in a row the stream still completes.
+	// Every connection drops after it made some progress (6 events: the
+	// fake Rotate, the Format_description and 4 more, more than any replay
+	// here): with a bound of one reconnect in a row the stream completes.
 	for i := 0; i < 40; i++ {
-		src.FailStream(i, 4)
+		src.FailStream(i, 6)
 	}
 	s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: src, Start: sc.start(),
 		MaxReconnectAttempts: 1, ReconnectBackoff: time.Microsecond})
@@ -198,8 +199,31 @@ func TestReconnectCountResetsAfterProgress(t *testing.T) {
 	})
 	assert.ErrorIs(t, s.Run(ctx), context.Canceled)
 	assert.Equal(t, full.entries, got)
-	assert.Greater(t, s.Stats().Reconnects, uint64(3))
+	assert.GreaterOrEqual(t, s.Stats().Reconnects, uint64(3))
 	assert.Greater(t, s.Stats().Dropped, uint64(0), "replayed events were dropped")
+}
+
+// TestReplayCutsDoNotLoop: every connection drops before its replay is
+// over, so the resume position never moves. Dropping replayed events is
+// not progress: the attempts run out instead of looping forever.
+func TestReplayCutsDoNotLoop(t *testing.T) {
+	sc := smallScenario()
+	src := sc.source()
+	// The first two dumps open the first statement (up to its first rows
+	// event); every later one is cut (after the fake Rotate, the FDE and
+	// 2 more events) while it replays that statement.
+	src.FailStream(0, 5)
+	for i := 1; i < 40; i++ {
+		src.FailStream(i, 4)
+	}
+	s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: src, Start: sc.start(),
+		MaxReconnectAttempts: 3, ReconnectBackoff: time.Microsecond})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err = s.Run(ctx)
+	require.ErrorIs(t, err, binlogstream.ErrReconnectExhausted)
+	assert.Len(t, src.Opens(), 5, "two dumps that progressed, then 3 reconnects that only replayed")
 }
 
 func TestServerErrorIsNotRetried(t *testing.T) {
