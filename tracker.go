@@ -148,21 +148,11 @@ func (t *tracker) observe(ev *replication.BinlogEvent) (decision, error) {
 	if h == nil {
 		return decision{}, positionError("event without a header")
 	}
-	switch h.EventType {
-	case replication.HEARTBEAT_EVENT, replication.HEARTBEAT_LOG_EVENT_V2:
-		return decision{action: actIgnore, heartbeat: true}, nil
-	case replication.ROTATE_EVENT:
-		if h.Flags&replication.LOG_EVENT_ARTIFICIAL_F != 0 {
-			return t.fakeRotate(ev)
-		}
-	case replication.FORMAT_DESCRIPTION_EVENT:
-		if h.LogPos == 0 {
-			return decision{action: actIgnore}, nil // resent header of a dump started mid-file
-		}
+	if h.EventType == replication.ROTATE_EVENT && h.Flags&replication.LOG_EVENT_ARTIFICIAL_F != 0 {
+		return t.fakeRotate(ev)
 	}
-	if h.Flags&replication.LOG_EVENT_ARTIFICIAL_F != 0 {
-		// made up for this dump: MariaDB's fake Gtid_list, for one
-		return decision{action: actIgnore}, nil
+	if d, ok := artifact(h); ok {
+		return d, nil
 	}
 	if !t.sawRotate {
 		return decision{}, positionError("%s event before the dump's Rotate event", h.EventType)
@@ -220,6 +210,21 @@ func (t *tracker) observe(ev *replication.BinlogEvent) (decision, error) {
 	}
 	d.after = t.last
 	return d, nil
+}
+
+// artifact recognises what a dump carries besides binlog content, fake
+// Rotates aside (each tracker follows those): heartbeats, the
+// Format_description resent with LogPos 0 when a dump starts mid-file, and
+// events flagged artificial (MariaDB's fake Gtid_list, for one).
+func artifact(h *replication.EventHeader) (decision, bool) {
+	switch {
+	case h.EventType == replication.HEARTBEAT_EVENT || h.EventType == replication.HEARTBEAT_LOG_EVENT_V2:
+		return decision{action: actIgnore, heartbeat: true}, true
+	case h.EventType == replication.FORMAT_DESCRIPTION_EVENT && h.LogPos == 0,
+		h.Flags&replication.LOG_EVENT_ARTIFICIAL_F != 0:
+		return decision{action: actIgnore}, true
+	}
+	return decision{}, false
 }
 
 // eventSpan places an event that follows next. The header's LogPos is the

@@ -121,17 +121,14 @@ func (t *gtidTracker) observe(ev *replication.BinlogEvent) (decision, error) {
 	if h == nil {
 		return decision{}, positionError("event without a header")
 	}
-	switch h.EventType {
-	case replication.HEARTBEAT_EVENT, replication.HEARTBEAT_LOG_EVENT_V2:
-		return decision{action: actIgnore, heartbeat: true}, nil
-	case replication.ROTATE_EVENT:
+	if h.EventType == replication.ROTATE_EVENT {
 		if re, ok := ev.Event.(*replication.RotateEvent); ok {
 			t.next, t.sawRotate = Position{File: string(re.NextLogName), Offset: re.Position}, true
 		}
 		return decision{action: actIgnore}, nil
 	}
-	if h.Flags&replication.LOG_EVENT_ARTIFICIAL_F != 0 || (h.EventType == replication.FORMAT_DESCRIPTION_EVENT && h.LogPos == 0) {
-		return decision{action: actIgnore}, nil
+	if d, ok := artifact(h); ok {
+		return d, nil
 	}
 	// Positions are informational in GTID mode (they differ per server):
 	// follow them leniently, as the file-mode tracker does.
@@ -260,7 +257,7 @@ func (t *gtidTracker) step(ev *replication.BinlogEvent) (action, uint32, error) 
 		}
 		return actDrop, 0, nil
 	}
-	act, skip, err := t.account(ev, p, ends)
+	act, skip, err := t.account(ev, p)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -278,7 +275,7 @@ func (t *gtidTracker) step(ev *replication.BinlogEvent) (action, uint32, error) 
 // while replaying, how much of it was delivered before. Each kind of unit
 // is a prefix of the transaction: a unit was delivered if its index within
 // its kind is below the delivered count.
-func (t *gtidTracker) account(ev *replication.BinlogEvent, p TxnProgress, ends bool) (action, uint32, error) {
+func (t *gtidTracker) account(ev *replication.BinlogEvent, p TxnProgress) (action, uint32, error) {
 	want := t.from.Progress
 	prev := t.progress
 	t.progress.TableMaps += p.TableMaps
@@ -320,7 +317,6 @@ func (t *gtidTracker) account(ev *replication.BinlogEvent, p TxnProgress, ends b
 	}
 	t.replaying = false
 	t.progress.Fingerprint = t.fold(t.progress.Fingerprint, ev, p.Statements > 0, int(p.Rows-done))
-	_ = ends
 	return actDeliver, done, nil
 }
 
