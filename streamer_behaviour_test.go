@@ -394,3 +394,64 @@ func TestFlushAndStopWhenCaughtUp(t *testing.T) {
 	require.NoError(t, s.FlushAndStop(ctx))
 	require.NoError(t, <-done)
 }
+
+// TestReuseEvents: by default every delivery is a new Event a listener may
+// keep; with ReuseEvents one Event is overwritten per delivery, and a copy
+// taken during the call stays whole (rows, tokens, per-row tokens), for
+// GTID mode too.
+func TestReuseEvents(t *testing.T) {
+	sc := smallScenario()
+	gtidStart, err := binlogstream.StartAtGTID(string(sc.bl.Flavor), "")
+	require.NoError(t, err)
+	for _, start := range []binlogstream.ResumePosition{sc.start(), gtidStart} {
+		for _, reuse := range []bool{false, true} {
+			src := sc.source()
+			s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: src, Start: start, ReuseEvents: reuse})
+			require.NoError(t, err)
+			type seen struct {
+				ptr     *binlogstream.Event
+				kept    binlogstream.Event
+				entries []string
+				perRow  []binlogstream.ResumePosition
+			}
+			var got []seen
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			var caughtUp atomic.Bool
+			s.AddListener(func(_ context.Context, ev *binlogstream.Event) error {
+				x := seen{ptr: ev, kept: *ev, entries: entries(ev)}
+				for i := range binlogstream.RowChanges(ev.BinlogEvent) + 1 {
+					x.perRow = append(x.perRow, ev.ResumeAfterRows(i))
+				}
+				got = append(got, x)
+				if start.IsGTID() && ev.Resume.GTID == "" && ev.Resume.Executed == finalExecuted(src) ||
+					!start.IsGTID() && len(got) == len(sc.bl.Events) {
+					caughtUp.Store(true)
+					cancel()
+				}
+				return nil
+			})
+			require.ErrorIs(t, s.Run(ctx), context.Canceled)
+			cancel()
+			require.True(t, caughtUp.Load(), "streamed to the end")
+			require.Greater(t, len(got), 6)
+			for i, x := range got {
+				if reuse {
+					assert.Same(t, got[0].ptr, x.ptr, "one Event for every delivery")
+				} else {
+					if i > 0 {
+						assert.NotSame(t, got[i-1].ptr, x.ptr)
+					}
+					assert.Equal(t, x.entries, entries(x.ptr), "a kept *Event is intact after Run")
+				}
+				assert.Equal(t, x.entries, entries(&x.kept), "a copy is intact after Run")
+				for n, want := range x.perRow {
+					assert.Equal(t, want, x.kept.ResumeAfterRows(n), "event %d, %d rows", i, n)
+				}
+			}
+			if reuse { // the shared Event holds the last delivery, nothing else
+				assert.Equal(t, got[len(got)-1].entries, entries(got[0].ptr))
+			}
+			require.NoError(t, s.Close())
+		}
+	}
+}

@@ -407,7 +407,9 @@ func (st *fakeStream) Next(ctx context.Context) (*replication.BinlogEvent, error
 	if err != nil {
 		return nil, err
 	}
-	ev, err := st.parser.Parse(raw)
+	// go-mysql's decoded event aliases the bytes it parsed (RawData):
+	// give it its own copy, not the binlog's.
+	ev, err := st.parser.Parse(bytes.Clone(raw))
 	if err != nil {
 		st.err = err
 		return nil, err
@@ -444,7 +446,11 @@ func (st *fakeStream) nextRaw(ctx context.Context) ([]byte, error) {
 				st.err = err
 				return nil, err
 			}
-			if st.skipped(raw, gtidAt[mysql.Position{Name: f.Name, Pos: st.off - uint32(len(raw))}], opt) {
+			gtid := ""
+			if st.have != nil { // a GTID dump: the transactions the client has are skipped
+				gtid = gtidAt[mysql.Position{Name: f.Name, Pos: st.off - uint32(len(raw))}]
+			}
+			if st.skipped(raw, gtid, opt) {
 				continue
 			}
 			st.sinceH++
@@ -491,7 +497,8 @@ func (st *fakeStream) wait(ctx context.Context, wake <-chan struct{}, idle time.
 	return nil
 }
 
-// readEvent cuts the event at st.off out of f, or fails as a server does
+// readEvent cuts the event at st.off out of f (the binlog's own bytes:
+// not to be modified), or fails as a server does
 // when a position is not an event boundary.
 func (st *fakeStream) readEvent(f File) ([]byte, error) {
 	rest := f.Data[st.off:]
@@ -503,7 +510,7 @@ func (st *fakeStream) readEvent(f File) ([]byte, error) {
 		return nil, fatal(fmt.Sprintf("bogus data in log event; the first event '%s' at %d", f.Name, st.off))
 	}
 	st.off += size
-	return bytes.Clone(rest[:size]), nil
+	return rest[:size:size], nil
 }
 
 // skipped says whether the server would leave this event out.

@@ -35,7 +35,8 @@ func (s *FakeSource) OpenRawGTID(ctx context.Context, set mysql.GTIDSet) (*RawDu
 	return &RawDump{st: st.(*fakeStream)}, nil
 }
 
-// Next returns the next event to send, blocking while the dump is caught
+// Next returns the next event to send (the binlog's own bytes or a fresh
+// preamble event: not to be modified), blocking while the dump is caught
 // up, until the binlog grows, ctx is done (ctx.Err()) or the dump is
 // closed (ErrStreamClosed). A server error is a *mysql.MyError and is
 // sticky. Not safe for concurrent use.
@@ -60,9 +61,7 @@ func (d *RawDump) TryNext() (raw []byte, ok bool, err error) {
 	if d.st.err != nil {
 		return nil, false, d.st.err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	raw, err = d.st.nextRaw(ctx)
+	raw, err = d.st.nextRaw(canceled)
 	if errors.Is(err, context.Canceled) {
 		return nil, false, nil
 	}
@@ -77,3 +76,10 @@ func (d *RawDump) Heartbeat() []byte { return d.st.heartbeat() }
 // Close ends the dump; a blocked Next returns ErrStreamClosed. Safe to call
 // from any goroutine, more than once.
 func (d *RawDump) Close() error { return d.st.Close() }
+
+// canceled is a done context: nextRaw returns at once when it would wait.
+var canceled = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()

@@ -258,6 +258,8 @@ func tail(ctx context.Context, path string, cfg tailConfig) (res tailResult, err
 		ReconnectBackoff:     cfg.ReconnectBackoff,
 		Failover:             cfg.Failover,
 		Logger:               cfg.Logger,
+		// onEvent copies what it queues (job.ev): one Event is enough.
+		ReuseEvents: true,
 	})
 	if err != nil {
 		return res, err

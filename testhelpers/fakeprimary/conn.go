@@ -241,8 +241,17 @@ func (c *conn) dump(desc string, flags uint16, open func(*th.FakeSource) (*th.Ra
 		if err := c.waitUnstalled(); err != nil {
 			return err
 		}
+		if fault == nil || fault.AfterBytes <= 0 {
+			n, err := c.writeEvent(bw, raw)
+			if err != nil {
+				return errKilled
+			}
+			written += int64(n)
+			sent++
+			continue
+		}
 		frame := c.frame(append([]byte{mysql.OK_HEADER}, raw...))
-		if fault != nil && fault.AfterBytes > 0 && written+int64(len(frame)) >= fault.AfterBytes {
+		if written+int64(len(frame)) >= fault.AfterBytes {
 			cut := fault.AfterBytes - written
 			if _, err := bw.Write(frame[:cut]); err != nil || bw.Flush() != nil {
 				return errKilled
@@ -281,6 +290,25 @@ func (c *conn) next(d *th.RawDump, period time.Duration) ([]byte, error) {
 		return d.Heartbeat(), nil
 	}
 	return nil, err
+}
+
+// writeEvent writes one event packet (OK byte + raw) to w as frame does,
+// without building it first; it returns the bytes written.
+func (c *conn) writeEvent(w *bufio.Writer, raw []byte) (int, error) {
+	if len(raw)+1 >= mysql.MaxPayloadLen {
+		frame := c.frame(append([]byte{mysql.OK_HEADER}, raw...))
+		return w.Write(frame)
+	}
+	n := len(raw) + 1
+	hdr := [5]byte{byte(n), byte(n >> 8), byte(n >> 16), c.sc.Sequence, mysql.OK_HEADER}
+	c.sc.Sequence++
+	if _, err := w.Write(hdr[:]); err != nil {
+		return 0, err
+	}
+	if _, err := w.Write(raw); err != nil {
+		return 0, err
+	}
+	return n + 4, nil
 }
 
 // frame cuts a packet payload into protocol frames (3-byte length, 1-byte

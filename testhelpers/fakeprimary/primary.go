@@ -93,6 +93,10 @@ type Primary struct {
 	unstall   chan struct{} // closed and replaced by Unstall
 	closed    bool
 
+	execFor *th.Binlog // the binlog execSet was computed for, with execLen events
+	execLen int
+	execSet string
+
 	done chan struct{} // closed by Close
 	wg   sync.WaitGroup
 }

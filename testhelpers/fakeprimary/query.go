@@ -14,6 +14,17 @@ import (
 
 func lower(s string) string { return strings.ToLower(s) }
 
+// executed is the GTID set of every transaction in bl, memoised per
+// binlog: go-mysql asks for variables several times per connection.
+func (p *Primary) executed(bl *th.Binlog) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.execFor != bl || p.execLen != len(bl.Events) {
+		p.execFor, p.execLen, p.execSet = bl, len(bl.Events), bl.ExecutedBefore(len(bl.Events)).String()
+	}
+	return p.execSet
+}
+
 // variables are the server variables as SELECT @@name and SHOW VARIABLES
 // see them: derived from the served binlog, then SetVar and UnsetVar.
 func (p *Primary) variables() map[string]string {
@@ -33,7 +44,7 @@ func (p *Primary) variables() map[string]string {
 	if bl.Checksum {
 		checksum = "CRC32"
 	}
-	executed := bl.ExecutedBefore(len(bl.Events)).String()
+	executed := p.executed(bl)
 	v := map[string]string{
 		"server_id":         strconv.FormatUint(uint64(bl.ServerID), 10),
 		"version":           th.ServerVersion(bl.Flavor),
