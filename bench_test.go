@@ -2,6 +2,7 @@ package binlogstream_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"runtime"
@@ -255,3 +256,70 @@ func BenchmarkResumeInLargeTransaction(b *testing.B) {
 type noSkip struct{ binlogstream.Source }
 
 func quietSlog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// BenchmarkStreamerPerEvent is the streamer's own cost per event, with no
+// I/O and no decoding: a source hands out events go-mysql decoded before
+// the timer started, and a no-op listener takes them (1-row events, as in
+// BenchmarkStreamerVsSyncer/small-rows), by default and with ReuseEvents.
+func BenchmarkStreamerPerEvent(b *testing.B) {
+	for _, mode := range []string{"file", "gtid"} {
+		for _, reuse := range []bool{false, true} {
+			name := mode
+			if reuse {
+				name += "-reuse"
+			}
+			b.Run(name, func(b *testing.B) {
+				bl := benchBinlog(th.MySQL, 2000, 3, 1)
+				evs := decodedEvents(b, bl)
+				start := binlogstream.StartAt(binlogstream.Position{File: bl.Files[0].Name, Offset: 4})
+				if mode == "gtid" {
+					var err error
+					if start, err = binlogstream.StartAtGTID(string(bl.Flavor), ""); err != nil {
+						b.Fatal(err)
+					}
+				}
+				delivered := 0
+				b.ReportAllocs()
+				for b.Loop() {
+					s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: memSource(evs), Start: start, ReuseEvents: reuse})
+					if err != nil {
+						b.Fatal(err)
+					}
+					s.AddListener(func(context.Context, *binlogstream.Event) error { return nil })
+					if err := s.Run(context.Background()); !errors.Is(err, errMemSourceEnd) {
+						b.Fatal(err)
+					}
+					delivered += int(s.Stats().Delivered)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(delivered), "ns/event")
+			})
+		}
+	}
+}
+
+// memSource serves the same decoded events on every dump, then
+// errMemSourceEnd (a permanent error: Run returns it).
+type memSource []*replication.BinlogEvent
+
+var errMemSourceEnd = &mysql.MyError{Code: 1236, Message: "end of the in-memory binlog"}
+
+func (m memSource) OpenFile(context.Context, mysql.Position) (binlogstream.Stream, error) {
+	return &memStream{evs: m}, nil
+}
+
+func (m memSource) OpenGTID(context.Context, mysql.GTIDSet) (binlogstream.Stream, error) {
+	return &memStream{evs: m}, nil
+}
+
+type memStream struct{ evs []*replication.BinlogEvent }
+
+func (s *memStream) Next(context.Context) (*replication.BinlogEvent, error) {
+	if len(s.evs) == 0 {
+		return nil, errMemSourceEnd
+	}
+	ev := s.evs[0]
+	s.evs = s.evs[1:]
+	return ev, nil
+}
+
+func (s *memStream) Close() error { return nil }

@@ -427,6 +427,7 @@ func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener) (
 		_ = st.Close()
 	}()
 
+	var d, di decision // reused for every event
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -435,8 +436,7 @@ func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener) (
 		if err != nil {
 			return s.classify(from, err)
 		}
-		d, err := tr.observe(be)
-		if err != nil {
+		if err := tr.observe(be, &d); err != nil {
 			return err
 		}
 		switch d.action {
@@ -455,11 +455,10 @@ func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener) (
 		case actExpand:
 			gt := tr.(*gtidTracker)
 			for _, inner := range be.Event.(*replication.TransactionPayloadEvent).Events {
-				di, err := gt.observeInner(inner)
-				if err != nil {
+				if err := gt.observeInner(inner, &di); err != nil {
 					return err
 				}
-				if err := s.handle(ctx, listeners, inner, di, from); err != nil {
+				if err := s.handle(ctx, listeners, inner, &di, &from); err != nil {
 					return err
 				}
 			}
@@ -469,10 +468,10 @@ func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener) (
 			continue
 		}
 		if pe, ok := be.Event.(*replication.TransactionPayloadEvent); ok && len(pe.Events) > 0 {
-			if err := s.deliverPayload(ctx, listeners, pe, d, from); err != nil {
+			if err := s.deliverPayload(ctx, listeners, pe, &d, &di, &from); err != nil {
 				return err
 			}
-		} else if err := s.handle(ctx, listeners, be, d, from); err != nil {
+		} else if err := s.handle(ctx, listeners, be, &d, &from); err != nil {
 			return err
 		}
 		if s.reachedStop() {
@@ -484,8 +483,9 @@ func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener) (
 // deliverPayload delivers the inner events of a file-mode
 // Transaction_payload one by one. They share the payload's position, so
 // their resume positions count inner events (Inner) past its start.
+// di is the caller's scratch decision for the inner events.
 func (s *BinlogStreamer) deliverPayload(ctx context.Context, listeners []Listener, pe *replication.TransactionPayloadEvent,
-	d decision, from ResumePosition) error {
+	d, di *decision, from *ResumePosition) error {
 	n := len(pe.Events)
 	for i := int(d.skipInner); i < n; i++ {
 		before := d.before
@@ -498,7 +498,7 @@ func (s *BinlogStreamer) deliverPayload(ctx context.Context, listeners []Listene
 		if i == n-1 {
 			after = d.after
 		}
-		di := decision{action: actDeliver, start: d.start, end: d.end, gtid: d.gtid, before: before, after: after}
+		*di = decision{action: actDeliver, start: d.start, end: d.end, gtid: d.gtid, before: before, after: after}
 		if i == int(d.skipInner) {
 			di.skipRows = d.skipRows
 		}
@@ -510,7 +510,7 @@ func (s *BinlogStreamer) deliverPayload(ctx context.Context, listeners []Listene
 }
 
 // handle drops or delivers one event as d says.
-func (s *BinlogStreamer) handle(ctx context.Context, listeners []Listener, be *replication.BinlogEvent, d decision, from ResumePosition) error {
+func (s *BinlogStreamer) handle(ctx context.Context, listeners []Listener, be *replication.BinlogEvent, d *decision, from *ResumePosition) error {
 	switch d.action {
 	case actIgnore:
 		return nil
@@ -677,7 +677,7 @@ func (s *BinlogStreamer) reachedStop() bool {
 // eventTracker is the pure core for one dump: file mode (tracker) or GTID
 // mode (gtidTracker).
 type eventTracker interface {
-	observe(*replication.BinlogEvent) (decision, error)
+	observe(ev *replication.BinlogEvent, d *decision) error
 }
 
 func (s *BinlogStreamer) source() Source {

@@ -11,7 +11,8 @@ func NewTracker(from ResumePosition) *Tracker { return newTracker(from) }
 // Observe returns the tracker's decision as plain values: action is
 // "ignore", "drop" or "deliver".
 func (t *tracker) Observe(ev *replication.BinlogEvent) (action string, start, end Position, after ResumePosition, err error) {
-	d, err := t.observe(ev)
+	var d decision
+	err = t.observe(ev, &d)
 	if err != nil {
 		return "", Position{}, Position{}, ResumePosition{}, err
 	}
@@ -25,7 +26,8 @@ func NewGTIDTracker(flavor, executed string) (*gtidTracker, error) {
 
 // Observe is tracker.Observe for the GTID-mode tracker.
 func (t *gtidTracker) Observe(ev *replication.BinlogEvent) (action string, start, end Position, after ResumePosition, err error) {
-	d, err := t.observe(ev)
+	var d decision
+	err = t.observe(ev, &d)
 	if err != nil {
 		return "", Position{}, Position{}, ResumePosition{}, err
 	}

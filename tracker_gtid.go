@@ -116,23 +116,23 @@ func (t *gtidTracker) token() ResumePosition {
 	return r
 }
 
-func (t *gtidTracker) observe(ev *replication.BinlogEvent) (decision, error) {
+func (t *gtidTracker) observe(ev *replication.BinlogEvent, d *decision) error {
+	d.reset()
 	h := ev.Header
 	if h == nil {
-		return decision{}, positionError("event without a header")
+		return positionError("event without a header")
 	}
 	if h.EventType == replication.ROTATE_EVENT {
 		if re, ok := ev.Event.(*replication.RotateEvent); ok {
 			t.next, t.sawRotate = Position{File: string(re.NextLogName), Offset: re.Position}, true
 		}
-		return decision{action: actIgnore}, nil
+		return nil
 	}
-	if d, ok := artifact(h); ok {
-		return d, nil
+	if artifact(h, d) {
+		return nil
 	}
 	// Positions are informational in GTID mode (they differ per server):
 	// follow them leniently, as the file-mode tracker does.
-	d := decision{}
 	d.start, d.end = eventSpan(t.next, h)
 	t.next = d.end
 	if pe, ok := ev.Event.(*replication.TransactionPayloadEvent); ok && len(pe.Events) > 0 && t.stage != txnNone {
@@ -140,33 +140,35 @@ func (t *gtidTracker) observe(ev *replication.BinlogEvent) (decision, error) {
 		// feeds them one by one to observeInner.
 		d.action = actExpand
 		t.payloadStart, t.payloadEnd = d.start, d.end
-		return d, nil
+		return nil
 	}
 	return t.decide(ev, d)
 }
 
 // observeInner takes one inner event of the Transaction_payload observe
 // answered actExpand for; it shares the payload's position.
-func (t *gtidTracker) observeInner(ev *replication.BinlogEvent) (decision, error) {
-	return t.decide(ev, decision{start: t.payloadStart, end: t.payloadEnd})
+func (t *gtidTracker) observeInner(ev *replication.BinlogEvent, d *decision) error {
+	d.reset()
+	d.start, d.end = t.payloadStart, t.payloadEnd
+	return t.decide(ev, d)
 }
 
-func (t *gtidTracker) decide(ev *replication.BinlogEvent, d decision) (decision, error) {
+func (t *gtidTracker) decide(ev *replication.BinlogEvent, d *decision) error {
 	d.before = t.last
 	act, skipRows, err := t.step(ev)
 	if err != nil {
-		return decision{}, err
+		return err
 	}
 	d.action, d.skipRows, d.gtid = act, skipRows, t.gtid
 	if act == actIgnore {
-		return d, nil
+		return nil
 	}
 	if t.stage == txnNone { // the event ended its transaction
 		d.gtid = t.lastEnded
 	}
 	t.last = t.token()
 	d.after = t.last
-	return d, nil
+	return nil
 }
 
 // step advances the transaction state past ev and decides.
