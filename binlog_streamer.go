@@ -189,7 +189,8 @@ type BinlogStreamer struct {
 	// lastTS is the last delivered event's header timestamp (seconds), 0
 	// after a heartbeat: Stats computes the lag from it, so the hot path
 	// does not read the clock.
-	lastTS atomic.Int64
+	lastTS    int64
+	delivered uint64 // Stats.Delivered
 	// stop target (StopAtCurrent): a GTID set in GTID mode, else a position
 	stopSet mysql.GTIDSet
 	stopPos Position
@@ -199,8 +200,8 @@ type BinlogStreamer struct {
 	// (Run's goroutine only).
 	reused Event
 
-	delivered, dropped, reconnects, failovers atomic.Uint64
-	hasStop                                   atomic.Bool
+	dropped, reconnects, failovers atomic.Uint64
+	hasStop                        atomic.Bool
 }
 
 // NewBinlogStreamer validates cfg and returns a streamer ready to Run.
@@ -231,14 +232,14 @@ func (s *BinlogStreamer) ResumePosition() ResumePosition {
 // Stats returns the streamer's counters.
 func (s *BinlogStreamer) Stats() Stats {
 	s.mu.Lock()
-	pos := s.resume
+	pos, delivered, ts := s.resume, s.delivered, s.lastTS
 	s.mu.Unlock()
 	return Stats{
-		Delivered:  s.delivered.Load(),
+		Delivered:  delivered,
 		Dropped:    s.dropped.Load(),
 		Reconnects: s.reconnects.Load(),
 		Failovers:  s.failovers.Load(),
-		Lag:        lagSince(s.lastTS.Load()),
+		Lag:        lagSince(ts),
 		Position:   pos,
 	}
 }
@@ -442,7 +443,9 @@ func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener) (
 		switch d.action {
 		case actIgnore:
 			if d.heartbeat {
-				s.lastTS.Store(0)
+				s.mu.Lock()
+				s.lastTS = 0
+				s.mu.Unlock()
 				if s.reachedStop() { // a target set while the stream was idle
 					return nil
 				}
@@ -526,8 +529,11 @@ func (s *BinlogStreamer) handle(ctx context.Context, listeners []Listener, be *r
 	}
 	var ev *Event
 	if s.cfg.ReuseEvents {
+		// Field by field: a composite literal would be built and then
+		// copied whole.
 		ev = &s.reused
-		*ev = Event{BinlogEvent: be, Start: d.start, End: d.end, GTID: d.gtid, Resume: d.after, before: d.before}
+		ev.BinlogEvent, ev.Start, ev.End, ev.GTID, ev.SkippedRows = be, d.start, d.end, d.gtid, 0
+		ev.Resume, ev.before, ev.fpRows, ev.fp = d.after, d.before, 0, 0
 	} else {
 		ev = &Event{BinlogEvent: be, Start: d.start, End: d.end, GTID: d.gtid, Resume: d.after, before: d.before}
 	}
@@ -544,11 +550,14 @@ func (s *BinlogStreamer) handle(ctx context.Context, listeners []Listener, be *r
 			return &ListenerError{Position: d.end, Err: err}
 		}
 	}
-	s.delivered.Add(1)
+	// One lock for the three: atomics each would cost more per event.
+	s.mu.Lock()
+	s.resume = d.after
+	s.delivered++
 	if ts := be.Header.Timestamp; ts != 0 {
-		s.lastTS.Store(int64(ts))
+		s.lastTS = int64(ts)
 	}
-	s.setResume(d.after)
+	s.mu.Unlock()
 	return nil
 }
 

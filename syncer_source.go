@@ -266,9 +266,10 @@ type syncerStream struct {
 	once   sync.Once
 	stop   chan struct{}
 
-	seq      atomic.Uint64 // events received
-	waiting  atomic.Bool   // Next is blocked in GetEvent
-	timedOut atomic.Bool   // the watchdog closed the stream
+	// calls counts Next's entries and returns: odd while Next waits in
+	// GetEvent (one atomic add each way, the only per-event cost).
+	calls    atomic.Uint64
+	timedOut atomic.Bool // the watchdog closed the stream
 
 	timeoutNanos atomic.Int64
 }
@@ -283,16 +284,15 @@ func (e *readTimeoutError) Unwrap() error { return mysql.ErrBadConn }
 func (e *readTimeoutError) Timeout() bool { return true }
 
 func (s *syncerStream) Next(ctx context.Context) (*replication.BinlogEvent, error) {
-	s.waiting.Store(true)
+	s.calls.Add(1)
 	ev, err := s.st.GetEvent(ctx)
-	s.waiting.Store(false)
+	s.calls.Add(1)
 	if err != nil {
 		if s.timedOut.Load() && ctx.Err() == nil {
 			return nil, &readTimeoutError{d: s.timeout()}
 		}
 		return nil, err
 	}
-	s.seq.Add(1)
 	return ev, nil
 }
 
@@ -305,15 +305,18 @@ func (s *syncerStream) watch(timeout time.Duration) {
 	s.timeoutNanos.Store(int64(timeout))
 	tick := time.NewTicker(max(timeout/8, time.Millisecond))
 	defer tick.Stop()
-	last, idleSince := s.seq.Load(), time.Now()
+	last, idleSince := s.calls.Load(), time.Now()
 	for {
 		select {
 		case <-s.stop:
 			return
 		case now := <-tick.C:
-			seq := s.seq.Load()
-			if seq != last || !s.waiting.Load() {
-				last, idleSince = seq, now
+			// Waiting since the last tick: the same odd count. Any change
+			// (an event, or the consumer back from its listener) restarts
+			// the idle time.
+			c := s.calls.Load()
+			if c != last || c%2 == 0 {
+				last, idleSince = c, now
 				continue
 			}
 			if now.Sub(idleSince) >= timeout {

@@ -206,8 +206,11 @@ func (t *tracker) observe(ev *replication.BinlogEvent, d *decision) error {
 			return positionError("safe point %s passed the streamed position %s", t.safe, t.from.Streamed)
 		}
 	} else {
-		t.last = ResumePosition{Safe: t.safe, Streamed: d.end, InTxn: t.safeInTxn, GTID: t.safeGTID,
-			inRowsStmt: t.pending && t.rowsStmt}
+		// Field by field (a literal is built, then copied): every field a
+		// file-mode position has; the GTID-mode ones stay empty.
+		l := &t.last
+		l.Safe, l.Streamed, l.Rows, l.Inner = t.safe, d.end, 0, 0
+		l.InTxn, l.GTID, l.inRowsStmt = t.safeInTxn, t.safeGTID, t.pending && t.rowsStmt
 	}
 	d.after = t.last
 	return nil
