@@ -1,5 +1,6 @@
 # The two commands a newcomer needs: `make demo` and `make test`.
 GO ?= go
+SHELL := /bin/bash
 
 .PHONY: demo test test-short lint bench bench-real fuzz
 
@@ -21,18 +22,19 @@ lint:
 	@out=$$(gofmt -l . | grep -v '^vendor/'); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-# Benchmarks on the fake primary, plus BenchmarkRealMariaDB (a real
-# MariaDB binlog of 550k row changes; skipped when mariadbd is missing).
+# Benchmarks on the fake primary and in-process, plus BenchmarkRealMariaDB
+# and BenchmarkRealResumeInLargeTransaction (real MariaDB; skipped when
+# mariadbd is missing). The output ends with the results as one table.
 bench:
 	@command -v mariadbd >/dev/null 2>&1 || echo "bench: mariadbd not found, the BenchmarkReal* benchmarks will skip (make bench-real needs it)"
-	$(GO) test -run '^$$' -bench . -skip BenchmarkRealHugeTransaction -benchmem ./...
+	set -o pipefail; $(GO) test -run '^$$' -bench . -skip BenchmarkRealHugeTransaction -benchmem -count 3 ./... | $(GO) run ./internal/benchtable
 
 # The real-server benchmarks: the 550k-row binlog (library vs go-mysql,
 # binlog-tail vs mariadb-binlog) and the peak RSS through a 1 GiB
 # transaction (writing it takes a few minutes).
 bench-real:
 	@command -v mariadbd >/dev/null 2>&1 || { echo "bench-real: needs mariadbd and mariadb-binlog (apt-get install mariadb-server mariadb-client)"; exit 1; }
-	$(GO) test -run '^$$' -bench BenchmarkReal -benchtime 3x -timeout 30m -v .
+	set -o pipefail; $(GO) test -run '^$$' -bench BenchmarkReal -benchtime 5x -count 2 -timeout 30m -v . | $(GO) run ./internal/benchtable
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseResumePosition -fuzztime 30s .

@@ -11,6 +11,7 @@ import (
 	"runtime/metrics"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -257,8 +258,11 @@ const (
 // baseline, one of 64 MiB, each in a fresh process: the library with a
 // listener that drops rows (a re-run of this test binary, see
 // TestRealStreamHelper) and binlog-tail. It reports each process's peak RSS
-// (getrusage of the child); flat means the 1 GiB figure is about the
-// 64 MiB one (both runs are long enough to fill every queue).
+// (getrusage of the child) and the peaks of the RSS sampled while each
+// quarter of the 1 GiB went through (the library: by position streamed,
+// with the heap too; binlog-tail: by run time). Flat means the later
+// quarters' peaks are no higher than the earlier ones': nothing grows with
+// the transaction; the 64 MiB run is the small-transaction reference.
 func BenchmarkRealHugeTransaction(b *testing.B) {
 	mariadb.Require(b)
 	s := mariadb.Start(b, mariadb.Options{})
@@ -276,17 +280,64 @@ func BenchmarkRealHugeTransaction(b *testing.B) {
 	bin := buildBinlogTail(b)
 	dsn := s.DSN(s.ReplUser())
 	out := filepath.Join(b.TempDir(), "out.jsonl")
-	// tailRSS runs binlog-tail from start to the server's current end.
-	tailRSS := func(start binlogstream.Position) int64 {
+	// tailRSS runs binlog-tail from start to the server's current end and
+	// returns its peak RSS, and the peaks sampled in each quarter of its
+	// run time.
+	tailRSS := func(start binlogstream.Position) (int64, [4]int64) {
 		os.Remove(out)
 		defer os.Remove(out)
-		return runCmd(b, exec.Command(bin, "--dsn", dsn, "--out", out, "--start", start.String(), "--stop-at-current", "--quiet", "--server-id", "503"))
+		cmd := exec.Command(bin, "--dsn", dsn, "--out", out, "--start", start.String(), "--stop-at-current", "--quiet", "--server-id", "503")
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		type sample struct {
+			at  time.Duration
+			rss int64
+		}
+		var samples []sample
+		stop := make(chan struct{})
+		sampled := make(chan struct{})
+		t0 := time.Now()
+		go func() {
+			defer close(sampled)
+			statm := fmt.Sprintf("/proc/%d/statm", cmd.Process.Pid)
+			tick := time.NewTicker(5 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				if b, err := os.ReadFile(statm); err == nil {
+					if f := strings.Fields(string(b)); len(f) > 1 {
+						pages, _ := strconv.ParseInt(f[1], 10, 64)
+						samples = append(samples, sample{time.Since(t0), pages * int64(os.Getpagesize())})
+					}
+				}
+				select {
+				case <-stop:
+					return
+				case <-tick.C:
+				}
+			}
+		}()
+		err := cmd.Wait()
+		took := time.Since(t0)
+		close(stop)
+		<-sampled
+		if err != nil {
+			b.Fatalf("binlog-tail: %v\n%s", err, stderr.String())
+		}
+		var quarters [4]int64
+		for _, sm := range samples {
+			q := min(int(4*sm.at/max(took, 1)), 3)
+			quarters[q] = max(quarters[q], sm.rss)
+		}
+		return cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10, quarters
 	}
 	// The baseline is measured before the huge transaction exists, so
 	// that binlog-tail's --stop-at-current ends right after it.
 	smallStart, smallEnd := insert(1, hugeRows/16)
 	smallLib := runStreamHelper(b, dsn, smallStart, smallEnd)
-	smallTail := tailRSS(smallStart)
+	smallTail, _ := tailRSS(smallStart)
 	hugeStart, hugeEnd := insert(hugeRows, hugeRows)
 	mib := func(n int64) float64 { return float64(n) / (1 << 20) }
 
@@ -297,17 +348,31 @@ func BenchmarkRealHugeTransaction(b *testing.B) {
 			b.ReportMetric(mib(huge.rss), "1GiB-txn-peak-RSS-MiB")
 			b.ReportMetric(mib(smallLib.heap), "64MiB-txn-peak-heap-MiB")
 			b.ReportMetric(mib(huge.heap), "1GiB-txn-peak-heap-MiB")
+			// Flat: the later quarters need no more than the earlier.
+			for q, p := range huge.quarters {
+				b.ReportMetric(mib(p.rss), fmt.Sprintf("q%d-peak-RSS-MiB", q+1))
+				b.ReportMetric(mib(p.heap), fmt.Sprintf("q%d-peak-heap-MiB", q+1))
+			}
 		}
 	})
 	b.Run("binlog-tail", func(b *testing.B) {
 		for b.Loop() {
+			huge, quarters := tailRSS(hugeStart)
 			b.ReportMetric(mib(smallTail), "64MiB-txn-peak-RSS-MiB")
-			b.ReportMetric(mib(tailRSS(hugeStart)), "1GiB-txn-peak-RSS-MiB")
+			b.ReportMetric(mib(huge), "1GiB-txn-peak-RSS-MiB")
+			for q, rss := range quarters {
+				b.ReportMetric(mib(rss), fmt.Sprintf("q%d-peak-RSS-MiB", q+1))
+			}
 		}
 	})
 }
 
-type helperResult struct{ rss, heap int64 }
+// helperResult: the child's peak RSS (getrusage) and heap, and its peaks
+// while streaming each quarter of the range.
+type helperResult struct {
+	rss, heap int64
+	quarters  [4]memPeak
+}
 
 const streamHelperEnv = "BINLOGSTREAM_BENCH_STREAM_HELPER"
 
@@ -323,6 +388,13 @@ func runStreamHelper(b *testing.B, dsn string, start, end binlogstream.Position)
 	for _, line := range strings.Split(stdout.String(), "\n") {
 		if v, ok := strings.CutPrefix(line, "peak-heap-bytes "); ok {
 			r.heap, _ = strconv.ParseInt(v, 10, 64)
+		}
+		if v, ok := strings.CutPrefix(line, "quarter-peak "); ok {
+			var q int
+			var p memPeak
+			if _, err := fmt.Sscan(v, &q, &p.heap, &p.rss); err == nil && q >= 0 && q < 4 {
+				r.quarters[q] = p
+			}
 		}
 	}
 	if r.heap == 0 {
@@ -363,40 +435,69 @@ func TestRealStreamHelper(t *testing.T) {
 	}
 	s.StopAt(end)
 	rows := 0
+	var reached atomic.Uint64 // offset streamed up to, for the sampler
 	s.AddListener(func(_ context.Context, ev *binlogstream.Event) error {
 		rows += binlogstream.RowChanges(ev.BinlogEvent) // and drop them
+		reached.Store(ev.End.Offset)
 		return nil
 	})
 	done := make(chan struct{})
-	peak := make(chan int64)
-	go func() { peak <- sampleHeapPeak(done) }()
+	peaks := make(chan [4]memPeak)
+	span := max(end.Offset-start.Offset, 1)
+	go func() {
+		peaks <- sampleMemPeaks(done, func() int { return int(min(4*(reached.Load()-start.Offset)/span, 3)) })
+	}()
 	err = s.Run(context.Background())
 	close(done)
-	p := <-peak
+	p := <-peaks
 	if err != nil {
 		t.Fatal(err)
 	}
 	w := bufio.NewWriter(os.Stdout)
-	fmt.Fprintf(w, "rows %d\npeak-heap-bytes %d\n", rows, p)
+	fmt.Fprintf(w, "rows %d\npeak-heap-bytes %d\n", rows, max(p[0].heap, p[1].heap, p[2].heap, p[3].heap))
+	for q, pk := range p {
+		fmt.Fprintf(w, "quarter-peak %d %d %d\n", q, pk.heap, pk.rss)
+	}
 	w.Flush()
 }
 
-// sampleHeapPeak samples the bytes of live and not yet swept heap objects
-// every 5 ms until done, and returns the largest sample.
-func sampleHeapPeak(done <-chan struct{}) int64 {
+// memPeak is the largest heap (bytes of live and not yet swept objects)
+// and resident set seen.
+type memPeak struct{ heap, rss int64 }
+
+// sampleMemPeaks samples the heap and the RSS every 5 ms until done, and
+// returns the peaks seen in each phase (0-3) phase() reports.
+func sampleMemPeaks(done <-chan struct{}, phase func() int) [4]memPeak {
 	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	var peak int64
+	var peaks [4]memPeak
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		metrics.Read(sample)
-		peak = max(peak, int64(sample[0].Value.Uint64()))
+		p := &peaks[phase()]
+		p.heap = max(p.heap, int64(sample[0].Value.Uint64()))
+		p.rss = max(p.rss, residentBytes())
 		select {
 		case <-done:
-			return peak
+			return peaks
 		case <-tick.C:
 		}
 	}
+}
+
+// residentBytes is the process's current RSS (/proc/self/statm), 0 when
+// unreadable.
+func residentBytes() int64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, _ := strconv.ParseInt(f[1], 10, 64)
+	return pages * int64(os.Getpagesize())
 }
 
 // BenchmarkRealResumeInLargeTransaction: one transaction of a single
