@@ -5,6 +5,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
+	"github.com/google/uuid"
 )
 
 // GTID mode. A GTID dump starts at a transaction boundary: the server
@@ -95,7 +96,26 @@ type gtidTracker struct {
 	executedStr   string
 	executedDirty bool
 	last          ResumePosition
+	// cur is the current transaction's GTID as its event carried it, so
+	// that the executed set is checked and updated without parsing text.
+	cur parsedGTID
 }
+
+// parsedGTID is a GTID from its event: kind gtidMySQL (sid, gno; untagged)
+// or gtidMariaDB (maria); gtidText means only its text (str) is known.
+type parsedGTID struct {
+	kind  uint8
+	str   string
+	sid   uuid.UUID
+	gno   int64
+	maria mysql.MariadbGTID
+}
+
+const (
+	gtidText uint8 = iota
+	gtidMySQL
+	gtidMariaDB
+)
 
 func newGTIDTracker(from ResumePosition) (*gtidTracker, error) {
 	set, err := mysql.ParseGTIDSet(from.Flavor, from.Executed)
@@ -201,6 +221,8 @@ func (t *gtidTracker) step(ev *replication.BinlogEvent) (action, uint32, error) 
 		if g == "" {
 			return 0, 0, positionError("anonymous transaction in a GTID-mode stream (the server has gtid_mode OFF?)")
 		}
+		t.cur = parsedGTID{kind: gtidMySQL, str: g, gno: e.GNO}
+		copy(t.cur.sid[:], e.SID)
 		return begin(g)
 	case *replication.GtidTaggedLogEvent:
 		g := mysqlGTIDString(&e.GTIDEvent)
@@ -208,9 +230,12 @@ func (t *gtidTracker) step(ev *replication.BinlogEvent) (action, uint32, error) 
 			i := strings.IndexByte(g, ':')
 			g = g[:i] + ":" + tag + g[i:]
 		}
+		t.cur = parsedGTID{kind: gtidText, str: g}
 		return begin(g)
 	case *replication.MariadbGTIDEvent:
-		act, n, err := begin(e.GTID.String())
+		g := e.GTID.String()
+		t.cur = parsedGTID{kind: gtidMariaDB, str: g, maria: e.GTID}
+		act, n, err := begin(g)
 		if e.Flags&replication.BINLOG_MARIADB_FL_STANDALONE != 0 {
 			t.stage = txnStandalone
 		} else {
@@ -264,7 +289,7 @@ func (t *gtidTracker) step(ev *replication.BinlogEvent) (action, uint32, error) 
 		return 0, 0, err
 	}
 	if ends {
-		if err := t.executed.Update(t.gtid); err != nil {
+		if err := t.addExecuted(t.gtid); err != nil {
 			return 0, 0, positionError("add %s to the executed set: %v", t.gtid, err)
 		}
 		t.executedDirty = true
@@ -343,10 +368,54 @@ func (t *gtidTracker) endTxn() {
 	t.stage, t.gtid, t.progress, t.skipping = txnNone, "", TxnProgress{}, false
 }
 
+// contains says whether g is in the executed set.
 func (t *gtidTracker) contains(g string) (bool, error) {
+	if t.cur.str == g {
+		switch set := t.executed.(type) {
+		case *mysql.MysqlGTIDSet:
+			if t.cur.kind == gtidMySQL {
+				for _, iv := range (*set)[t.cur.sid][mysql.Tag{}] {
+					if iv.Start <= t.cur.gno && t.cur.gno < iv.Stop {
+						return true, nil
+					}
+				}
+				return false, nil
+			}
+		case *mysql.MariadbGTIDSet:
+			if t.cur.kind == gtidMariaDB {
+				have, ok := set.Sets[t.cur.maria.DomainID]
+				return ok && have.Contain(&t.cur.maria), nil
+			}
+		}
+	}
 	one, err := mysql.ParseGTIDSet(t.from.Flavor, g)
 	if err != nil {
 		return false, positionError("GTID %q: %v", g, err)
 	}
 	return t.executed.Contain(one), nil
+}
+
+// addExecuted adds g to the executed set: in place when it extends the
+// set's last interval for its source (the common case: transactions in
+// order), else as go-mysql's Update does.
+func (t *gtidTracker) addExecuted(g string) error {
+	if t.cur.str == g {
+		switch set := t.executed.(type) {
+		case *mysql.MysqlGTIDSet:
+			if t.cur.kind == gtidMySQL {
+				ivs := (*set)[t.cur.sid][mysql.Tag{}]
+				if n := len(ivs); n > 0 && ivs[n-1].Stop == t.cur.gno {
+					ivs[n-1].Stop++ // the slice shares its array with the map's
+					return nil
+				}
+				set.AddGTID(t.cur.sid, t.cur.gno)
+				return nil
+			}
+		case *mysql.MariadbGTIDSet:
+			if t.cur.kind == gtidMariaDB {
+				return set.AddSet(&t.cur.maria)
+			}
+		}
+	}
+	return t.executed.Update(g)
 }
