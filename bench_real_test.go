@@ -34,6 +34,8 @@ import (
 //   - BenchmarkRealMariaDB/binlog-tail-vs-mariadb-binlog: the built
 //     binlog-tail (--start oldest --stop-at-current --quiet) against
 //     `mariadb-binlog -R -v --base64-output=decode-rows` of every file.
+//   - BenchmarkRealSmallEvents: the syncer-vs-streamer comparison on a
+//     binlog of one-row events.
 //   - BenchmarkRealResumeInLargeTransaction: a resume after 900k of the
 //     rows of a 1M-row INSERT ... SELECT, against streaming those rows.
 //   - BenchmarkRealHugeTransaction: the peak RSS of a process streaming one
@@ -83,37 +85,7 @@ func BenchmarkRealMariaDB(b *testing.B) {
 		ServerID: 501, Flavor: mysql.MariaDBFlavor, HeartbeatPeriod: time.Second}
 	start := binlogstream.Position{File: files[0], Offset: 4}
 
-	b.Run("syncer-vs-streamer", func(b *testing.B) {
-		var raw, lib, reuse time.Duration
-		var events, rows int
-		for b.Loop() {
-			// Each run starts on a collected heap, not paying for the
-			// garbage of the one before it.
-			runtime.GC()
-			t0 := time.Now()
-			rawEvents, rawRows := realSyncerLoop(b, cfg, start, target)
-			raw += time.Since(t0)
-			runtime.GC()
-			t1 := time.Now()
-			libEvents, libRows := realStreamerLoop(b, cfg, start, target, false)
-			lib += time.Since(t1)
-			runtime.GC()
-			t2 := time.Now()
-			_, reuseRows := realStreamerLoop(b, cfg, start, target, true)
-			reuse += time.Since(t2)
-			if rawRows != libRows || rawRows != reuseRows || rawRows != realRows {
-				b.Fatalf("rows: syncer %d, streamer %d and %d, want %d", rawRows, libRows, reuseRows, realRows)
-			}
-			events, rows = events+libEvents, rows+libRows
-			_ = rawEvents
-		}
-		b.ReportMetric(reuse.Seconds()/raw.Seconds(), "reuse/syncer")
-		b.ReportMetric(float64(events)/raw.Seconds(), "syncer-events/s")
-		b.ReportMetric(float64(rows)/raw.Seconds(), "syncer-rows/s")
-		b.ReportMetric(float64(events)/lib.Seconds(), "streamer-events/s")
-		b.ReportMetric(float64(rows)/lib.Seconds(), "streamer-rows/s")
-		b.ReportMetric(lib.Seconds()/raw.Seconds(), "streamer/syncer")
-	})
+	b.Run("syncer-vs-streamer", func(b *testing.B) { compareToSyncer(b, cfg, start, target, realRows) })
 
 	b.Run("binlog-tail-vs-mariadb-binlog", func(b *testing.B) {
 		bin := buildBinlogTail(b)
@@ -161,6 +133,80 @@ func BenchmarkRealMariaDB(b *testing.B) {
 		b.ReportMetric(realRows*n/tail.Seconds(), "binlog-tail-rows/s")
 		b.ReportMetric(float64(outBytes)/1e6, "out-MB")
 	})
+}
+
+// smallTxns × 4 single-row INSERT statements make BenchmarkRealSmallEvents'
+// binlog.
+const smallTxns = 25_000
+
+// BenchmarkRealSmallEvents is BenchmarkRealMariaDB/syncer-vs-streamer on
+// a binlog of small events, the streamer's worst case: 25k transactions
+// of 4 single-row INSERT statements, each its own Annotate_rows,
+// Table_map and one-row Write_rows (15 events per transaction), written by
+// a stored procedure.
+func BenchmarkRealSmallEvents(b *testing.B) {
+	mariadb.Require(b)
+	s := mariadb.Start(b, mariadb.Options{})
+	t0 := time.Now()
+	s.Exec(b, "CREATE DATABASE bench", "USE bench",
+		"CREATE TABLE t (id INT PRIMARY KEY, a INT, b VARCHAR(40))",
+		`CREATE PROCEDURE fill(n INT)
+		BEGIN
+			DECLARE i INT DEFAULT 0;
+			WHILE i < n DO
+				START TRANSACTION;
+				INSERT INTO t VALUES (4*i, i, CONCAT('name-', i));
+				INSERT INTO t VALUES (4*i+1, i, CONCAT('name-', i));
+				INSERT INTO t VALUES (4*i+2, i, CONCAT('name-', i));
+				INSERT INTO t VALUES (4*i+3, i, CONCAT('name-', i));
+				COMMIT;
+				SET i = i + 1;
+			END WHILE;
+		END`)
+	logs := s.BinaryLogs(b)
+	start := binlogstream.Position{File: logs[len(logs)-1].Name, Offset: 4}
+	s.Exec(b, "USE bench", fmt.Sprintf("CALL fill(%d)", smallTxns))
+	target := realTarget(b, s)
+	b.Logf("binlog: %.1f MB, written in %s", float64(target.Offset)/1e6, time.Since(t0).Round(time.Millisecond))
+	cfg := binlogstream.SyncerConfig{DSN: binlogstream.DSN{User: s.ReplUser(), Password: s.ReplPassword(), Host: s.Host(), Port: uint16(s.Port())},
+		ServerID: 505, Flavor: mysql.MariaDBFlavor, HeartbeatPeriod: time.Second}
+	compareToSyncer(b, cfg, start, target, 4*smallTxns)
+}
+
+// compareToSyncer streams start..target with a bare go-mysql loop, the
+// streamer and the streamer with ReuseEvents, alternating, each run on a
+// collected heap, and reports their rates and time ratios. Every run must
+// see wantRows row changes.
+func compareToSyncer(b *testing.B, cfg binlogstream.SyncerConfig, start, target binlogstream.Position, wantRows int) {
+	var raw, lib, reuse time.Duration
+	var events, rows int
+	for b.Loop() {
+		// Each run starts on a collected heap, not paying for the
+		// garbage of the one before it.
+		runtime.GC()
+		t0 := time.Now()
+		rawEvents, rawRows := realSyncerLoop(b, cfg, start, target)
+		raw += time.Since(t0)
+		runtime.GC()
+		t1 := time.Now()
+		libEvents, libRows := realStreamerLoop(b, cfg, start, target, false)
+		lib += time.Since(t1)
+		runtime.GC()
+		t2 := time.Now()
+		_, reuseRows := realStreamerLoop(b, cfg, start, target, true)
+		reuse += time.Since(t2)
+		if rawRows != libRows || rawRows != reuseRows || rawRows != wantRows {
+			b.Fatalf("rows: syncer %d, streamer %d and %d, want %d", rawRows, libRows, reuseRows, wantRows)
+		}
+		events, rows = events+libEvents, rows+libRows
+		_ = rawEvents
+	}
+	b.ReportMetric(reuse.Seconds()/raw.Seconds(), "reuse/syncer")
+	b.ReportMetric(float64(events)/raw.Seconds(), "syncer-events/s")
+	b.ReportMetric(float64(rows)/raw.Seconds(), "syncer-rows/s")
+	b.ReportMetric(float64(events)/lib.Seconds(), "streamer-events/s")
+	b.ReportMetric(float64(rows)/lib.Seconds(), "streamer-rows/s")
+	b.ReportMetric(lib.Seconds()/raw.Seconds(), "streamer/syncer")
 }
 
 // realSyncerLoop is a hand-written go-mysql consumer with the settings the

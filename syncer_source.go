@@ -100,11 +100,13 @@ type SyncerConfig struct {
 	ReadTimeout time.Duration
 	TLSConfig   *tls.Config
 	// EventCacheCount bounds the events go-mysql decodes ahead of the
-	// listeners (default 1024).
+	// listeners (default 1024): up to half of them queued, the rest in the
+	// batch being delivered.
 	EventCacheCount int
 	// Tune, when set, may adjust go-mysql's config (ParseTime, UseDecimal,
-	// ...) before each syncer is made. Retry, logging and identity fields
-	// are set again after it.
+	// ...) before each syncer is made. Retry, logging, identity fields and
+	// SynchronousEventHandler (the source's event queue) are set again
+	// after it.
 	Tune func(*replication.BinlogSyncerConfig)
 	// Logger receives go-mysql's log lines (at Debug, Warn for its errors).
 	Logger logrus.FieldLogger
@@ -235,6 +237,10 @@ func (s *SyncerSource) openWith(ctx context.Context, adjust func(*replication.Bi
 	if adjust != nil {
 		adjust(&cfg)
 	}
+	// go-mysql hands each decoded event to q on its reading goroutine; the
+	// queue and the stream's current batch hold at most EventCacheCount.
+	q := newEventQueue(max(cfg.EventCacheCount/2, 1))
+	cfg.SynchronousEventHandler = q
 	b := replication.NewBinlogSyncer(cfg)
 	type result struct {
 		st  *replication.BinlogStreamer
@@ -251,8 +257,18 @@ func (s *SyncerSource) openWith(ctx context.Context, adjust func(*replication.Bi
 			b.Close()
 			return nil, fmt.Errorf("binlogstream: connect to %s: %w", s.cfg.DSN, scrubError(r.err, s.cfg.Password))
 		}
-		st := &syncerStream{syncer: b, st: r.st, stop: make(chan struct{})}
+		st := &syncerStream{syncer: b, q: q, stop: make(chan struct{})}
 		go st.watch(s.cfg.ReadTimeout)
+		go func() {
+			// Events go to q, not to GetEvent: it only reports how the
+			// dump ended (a lost connection, a server error), after the
+			// events that came before.
+			var err error
+			for err == nil {
+				_, err = r.st.GetEvent(st.ctx())
+			}
+			q.fail(err)
+		}()
 		return st, nil
 	case <-ctx.Done():
 		go func() { <-ch; b.Close() }()
@@ -262,16 +278,31 @@ func (s *SyncerSource) openWith(ctx context.Context, adjust func(*replication.Bi
 
 type syncerStream struct {
 	syncer *replication.BinlogSyncer
-	st     *replication.BinlogStreamer
+	q      *eventQueue
 	once   sync.Once
-	stop   chan struct{}
+	stop   chan struct{} // closed by Close
 
-	// calls counts Next's entries and returns: odd while Next waits in
-	// GetEvent (one atomic add each way, the only per-event cost).
+	// batch is what Next serves from, taken from q at once; batch[pos:]
+	// are still to serve (served slots are cleared).
+	batch []*replication.BinlogEvent
+	pos   int
+
+	// calls counts Next's waits for a batch, at the start and the end of
+	// each: odd while Next waits.
 	calls    atomic.Uint64
 	timedOut atomic.Bool // the watchdog closed the stream
 
 	timeoutNanos atomic.Int64
+}
+
+// ctx is done once the stream is closed.
+func (s *syncerStream) ctx() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-s.stop
+		cancel()
+	}()
+	return ctx
 }
 
 // errReadTimeout wraps mysql.ErrBadConn: a silent connection is a lost one.
@@ -284,15 +315,30 @@ func (e *readTimeoutError) Unwrap() error { return mysql.ErrBadConn }
 func (e *readTimeoutError) Timeout() bool { return true }
 
 func (s *syncerStream) Next(ctx context.Context) (*replication.BinlogEvent, error) {
+	if s.pos < len(s.batch) {
+		ev := s.batch[s.pos]
+		s.batch[s.pos] = nil
+		s.pos++
+		return ev, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	s.calls.Add(1)
-	ev, err := s.st.GetEvent(ctx)
+	batch, err := s.q.take(s.batch, ctx.Done())
 	s.calls.Add(1)
+	if err == nil && batch == nil {
+		err = ctx.Err()
+	}
 	if err != nil {
 		if s.timedOut.Load() && ctx.Err() == nil {
 			return nil, &readTimeoutError{d: s.timeout()}
 		}
 		return nil, err
 	}
+	s.batch, s.pos = batch, 1
+	ev := batch[0]
+	batch[0] = nil
 	return ev, nil
 }
 
@@ -331,6 +377,7 @@ func (s *syncerStream) watch(timeout time.Duration) {
 func (s *syncerStream) Close() error {
 	s.once.Do(func() {
 		close(s.stop)
+		s.q.fail(errQueueClosed) // frees go-mysql's goroutine if it waits for room
 		s.syncer.Close()
 	})
 	return nil

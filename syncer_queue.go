@@ -1,0 +1,117 @@
+package binlogstream
+
+import (
+	"errors"
+	"sync"
+
+	"github.com/go-mysql-org/go-mysql/replication"
+)
+
+// eventQueue hands go-mysql's decoded events from its reading goroutine
+// (HandleEvent, go-mysql's SynchronousEventHandler) to the streamer's
+// goroutine (take) in batches: the reader appends under a lock, the
+// consumer takes everything queued at once, so a handoff costs a lock per
+// event and a wakeup per batch instead of a channel operation (and a
+// wakeup whenever the consumer is ahead) per event. Order is kept; the
+// queue holds at most max events, the reader waits beyond that.
+type eventQueue struct {
+	mu        sync.Mutex
+	buf       []*replication.BinlogEvent
+	max       int
+	err       error // terminal: the dump's error or errQueueClosed
+	takerWait bool  // take is waiting for events
+	feedWait  bool  // HandleEvent is waiting for room
+
+	ready chan struct{} // wakes take (cap 1)
+	room  chan struct{} // wakes HandleEvent (cap 1)
+	done  chan struct{} // closed with the first error
+}
+
+var errQueueClosed = errors.New("binlogstream: stream closed")
+
+func newEventQueue(max int) *eventQueue {
+	return &eventQueue{
+		buf:   make([]*replication.BinlogEvent, 0, max),
+		max:   max,
+		ready: make(chan struct{}, 1),
+		room:  make(chan struct{}, 1),
+		done:  make(chan struct{}),
+	}
+}
+
+func wake(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+// HandleEvent queues e, waiting while the queue is full. After the queue
+// failed it returns the error, which ends go-mysql's dump.
+func (q *eventQueue) HandleEvent(e *replication.BinlogEvent) error {
+	q.mu.Lock()
+	for len(q.buf) >= q.max && q.err == nil {
+		q.feedWait = true
+		q.mu.Unlock()
+		select {
+		case <-q.room:
+		case <-q.done:
+		}
+		q.mu.Lock()
+	}
+	if err := q.err; err != nil {
+		q.mu.Unlock()
+		return err
+	}
+	q.buf = append(q.buf, e)
+	w := q.takerWait
+	q.takerWait = false
+	q.mu.Unlock()
+	if w {
+		wake(q.ready)
+	}
+	return nil
+}
+
+// fail ends the queue with err (the first error wins). Events queued
+// before it are still taken first.
+func (q *eventQueue) fail(err error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.err == nil {
+		q.err = err
+		close(q.done)
+	}
+}
+
+// take returns every queued event in order, reusing spare (emptied) as the
+// queue's next buffer, waiting until there is one, the queue failed, or
+// cancel is closed (then it returns nil, nil).
+func (q *eventQueue) take(spare []*replication.BinlogEvent, cancel <-chan struct{}) ([]*replication.BinlogEvent, error) {
+	for {
+		q.mu.Lock()
+		if len(q.buf) > 0 {
+			got := q.buf
+			q.buf = spare[:0]
+			w := q.feedWait
+			q.feedWait = false
+			q.mu.Unlock()
+			if w {
+				wake(q.room)
+			}
+			return got, nil
+		}
+		if err := q.err; err != nil {
+			q.mu.Unlock()
+			return nil, err
+		}
+		q.takerWait = true
+		q.mu.Unlock()
+		select {
+		case <-q.ready:
+		case <-q.done:
+		case <-cancel:
+			return nil, nil
+		}
+	}
+}
