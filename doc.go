@@ -71,6 +71,15 @@
 // valid on every server of a replication topology; see ResumePosition and
 // FailoverConfig.
 //
+// # Events and memory
+//
+// Listeners run on Run's goroutine, one event at a time, while go-mysql
+// decodes ahead on its own (at most SyncerConfig.EventCacheCount events).
+// An *Event is the listener's to keep, unless Config.ReuseEvents is set:
+// then one Event is overwritten per delivery and a listener copies what it
+// keeps (kept := *ev is a complete copy). That saves an allocation per
+// event, which is most of the streamer's cost on streams of small events.
+//
 // With MariaDB the SyncerSource asks for Annotate_rows events, which the
 // server otherwise leaves out of a dump; listeners get them, and positions
 // stay countable on servers that send LogPos 0.

@@ -13,11 +13,14 @@ import (
 // consumer takes everything queued at once, so a handoff costs a lock per
 // event and a wakeup per batch instead of a channel operation (and a
 // wakeup whenever the consumer is ahead) per event. Order is kept; the
-// queue holds at most max events, the reader waits beyond that.
+// queue holds at most max events and maxBytes of binlog (header sizes; one
+// larger event is let in alone), the reader waits beyond that.
 type eventQueue struct {
 	mu        sync.Mutex
 	buf       []*replication.BinlogEvent
+	bytes     int64 // EventSize sum of buf
 	max       int
+	maxBytes  int64
 	err       error // terminal: the dump's error or errQueueClosed
 	takerWait bool  // take is waiting for events
 	feedWait  bool  // HandleEvent is waiting for room
@@ -29,13 +32,14 @@ type eventQueue struct {
 
 var errQueueClosed = errors.New("binlogstream: stream closed")
 
-func newEventQueue(max int) *eventQueue {
+func newEventQueue(max int, maxBytes int64) *eventQueue {
 	return &eventQueue{
-		buf:   make([]*replication.BinlogEvent, 0, max),
-		max:   max,
-		ready: make(chan struct{}, 1),
-		room:  make(chan struct{}, 1),
-		done:  make(chan struct{}),
+		buf:      make([]*replication.BinlogEvent, 0, min(max, 1024)),
+		max:      max,
+		maxBytes: maxBytes,
+		ready:    make(chan struct{}, 1),
+		room:     make(chan struct{}, 1),
+		done:     make(chan struct{}),
 	}
 }
 
@@ -49,8 +53,12 @@ func wake(c chan struct{}) {
 // HandleEvent queues e, waiting while the queue is full. After the queue
 // failed it returns the error, which ends go-mysql's dump.
 func (q *eventQueue) HandleEvent(e *replication.BinlogEvent) error {
+	size := int64(0)
+	if e.Header != nil {
+		size = int64(e.Header.EventSize)
+	}
 	q.mu.Lock()
-	for len(q.buf) >= q.max && q.err == nil {
+	for len(q.buf) > 0 && (len(q.buf) >= q.max || q.bytes+size > q.maxBytes) && q.err == nil {
 		q.feedWait = true
 		q.mu.Unlock()
 		select {
@@ -64,6 +72,7 @@ func (q *eventQueue) HandleEvent(e *replication.BinlogEvent) error {
 		return err
 	}
 	q.buf = append(q.buf, e)
+	q.bytes += size
 	w := q.takerWait
 	q.takerWait = false
 	q.mu.Unlock()
@@ -92,7 +101,7 @@ func (q *eventQueue) take(spare []*replication.BinlogEvent, cancel <-chan struct
 		q.mu.Lock()
 		if len(q.buf) > 0 {
 			got := q.buf
-			q.buf = spare[:0]
+			q.buf, q.bytes = spare[:0], 0
 			w := q.feedWait
 			q.feedWait = false
 			q.mu.Unlock()

@@ -12,23 +12,35 @@ import (
 )
 
 func queuedEvent(i int) *replication.BinlogEvent {
-	return &replication.BinlogEvent{Header: &replication.EventHeader{LogPos: uint32(i)}}
+	return sizedEvent(i, 100)
+}
+
+func sizedEvent(i, size int) *replication.BinlogEvent {
+	return &replication.BinlogEvent{Header: &replication.EventHeader{LogPos: uint32(i), EventSize: uint32(size)}}
 }
 
 // TestEventQueueKeepsOrderAndBound: a producer and a consumer at random
-// speeds; every event arrives once, in order, never more than max queued,
-// and the error comes after the events queued before it.
+// speeds, events of random sizes; every event arrives once, in order,
+// never more than max events or maxBytes queued (but for one larger
+// event alone), and the error comes after the events queued before it.
 func TestEventQueueKeepsOrderAndBound(t *testing.T) {
 	for seed := uint64(0); seed < 20; seed++ {
 		r := rand.New(rand.NewPCG(seed, 3))
 		const n = 3000
-		max := 1 + r.IntN(64)
-		q := newEventQueue(max)
+		max, maxBytes := 1+r.IntN(64), int64(500+r.IntN(5000))
+		q := newEventQueue(max, maxBytes)
+		sizes := make([]int, n+1)
+		for i := range sizes {
+			sizes[i] = 20 + r.IntN(1000)
+			if r.IntN(100) == 0 {
+				sizes[i] = 10_000 // larger than maxBytes
+			}
+		}
 		boom := errors.New("connection lost")
 		go func() {
 			pr := rand.New(rand.NewPCG(seed, 4))
 			for i := 1; i <= n; i++ {
-				if err := q.HandleEvent(queuedEvent(i)); err != nil {
+				if err := q.HandleEvent(sizedEvent(i, sizes[i])); err != nil {
 					panic(err)
 				}
 				if pr.IntN(100) == 0 {
@@ -47,9 +59,14 @@ func TestEventQueueKeepsOrderAndBound(t *testing.T) {
 			}
 			require.NotEmpty(t, got)
 			require.LessOrEqual(t, len(got), max, "seed %d: the queue holds at most max", seed)
+			var bytes int64
 			for _, ev := range got {
 				require.Equal(t, uint32(next), ev.Header.LogPos, "seed %d", seed)
+				bytes += int64(ev.Header.EventSize)
 				next++
+			}
+			if len(got) > 1 {
+				require.LessOrEqual(t, bytes, maxBytes, "seed %d: at most maxBytes queued", seed)
 			}
 			if r.IntN(50) == 0 {
 				time.Sleep(time.Duration(r.IntN(300)) * time.Microsecond)
@@ -65,7 +82,7 @@ func TestEventQueueKeepsOrderAndBound(t *testing.T) {
 // waiting for events both return once the queue fails; a cancelled take
 // returns nothing.
 func TestEventQueueFailFreesBoth(t *testing.T) {
-	q := newEventQueue(1)
+	q := newEventQueue(1, 1<<20)
 	require.NoError(t, q.HandleEvent(queuedEvent(1)))
 	fed := make(chan error, 1)
 	go func() { fed <- q.HandleEvent(queuedEvent(2)) }() // waits: full

@@ -99,10 +99,14 @@ type SyncerConfig struct {
 	// included, arrives for that long (default 6 heartbeat periods).
 	ReadTimeout time.Duration
 	TLSConfig   *tls.Config
-	// EventCacheCount bounds the events go-mysql decodes ahead of the
-	// listeners (default 1024): up to half of them queued, the rest in the
-	// batch being delivered.
+	// EventCacheCount and EventCacheBytes bound the events go-mysql
+	// decodes ahead of the listeners, in events (default 1024) and in
+	// binlog bytes (default 32 MiB; an event larger than that still goes
+	// through, alone): up to half of each is queued, the rest is the
+	// batch being delivered. Decoded rows take a few times their binlog
+	// size in memory.
 	EventCacheCount int
+	EventCacheBytes int64
 	// Tune, when set, may adjust go-mysql's config (ParseTime, UseDecimal,
 	// ...) before each syncer is made. Retry, logging, identity fields and
 	// SynchronousEventHandler (the source's event queue) are set again
@@ -143,6 +147,9 @@ func (c *SyncerConfig) validate() error {
 	}
 	if c.EventCacheCount <= 0 {
 		c.EventCacheCount = 1024
+	}
+	if c.EventCacheBytes <= 0 {
+		c.EventCacheBytes = 32 << 20
 	}
 	if c.Logger == nil {
 		c.Logger = discardLogger()
@@ -239,7 +246,7 @@ func (s *SyncerSource) openWith(ctx context.Context, adjust func(*replication.Bi
 	}
 	// go-mysql hands each decoded event to q on its reading goroutine; the
 	// queue and the stream's current batch hold at most EventCacheCount.
-	q := newEventQueue(max(cfg.EventCacheCount/2, 1))
+	q := newEventQueue(max(cfg.EventCacheCount/2, 1), max(s.cfg.EventCacheBytes/2, 1))
 	cfg.SynchronousEventHandler = q
 	b := replication.NewBinlogSyncer(cfg)
 	type result struct {
@@ -263,9 +270,10 @@ func (s *SyncerSource) openWith(ctx context.Context, adjust func(*replication.Bi
 			// Events go to q, not to GetEvent: it only reports how the
 			// dump ended (a lost connection, a server error), after the
 			// events that came before.
+			ctx := st.ctx()
 			var err error
 			for err == nil {
-				_, err = r.st.GetEvent(st.ctx())
+				_, err = r.st.GetEvent(ctx)
 			}
 			q.fail(err)
 		}()
