@@ -323,3 +323,30 @@ func (s *memStream) Next(context.Context) (*replication.BinlogEvent, error) {
 }
 
 func (s *memStream) Close() error { return nil }
+
+// BenchmarkTokenAppend is the cost of one resume token as binlog-tail
+// writes one per line: ResumePosition.AppendText into a reused buffer.
+func BenchmarkTokenAppend(b *testing.B) {
+	file := binlogstream.ResumePosition{Safe: binlogstream.Position{File: "mysql-bin.000042", Offset: 1234567},
+		Streamed: binlogstream.Position{File: "mysql-bin.000042", Offset: 1300000}, Rows: 17, InTxn: true,
+		GTID: "0-1-4242"}
+	gtid, err := binlogstream.StartAtGTID("mysql", "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-123456")
+	if err != nil {
+		b.Fatal(err)
+	}
+	gtid.GTID = "3e11fa47-71ca-11e1-9e33-c80aa9429562:123457"
+	gtid.Progress = binlogstream.TxnProgress{TableMaps: 1, Rows: 17, Fingerprint: 0x1234}
+	for _, c := range []struct {
+		name string
+		r    binlogstream.ResumePosition
+	}{{"file", file}, {"gtid", gtid}} {
+		b.Run(c.name, func(b *testing.B) {
+			var buf []byte
+			b.ReportAllocs()
+			for b.Loop() {
+				buf, _ = c.r.AppendText(buf[:0])
+			}
+			b.ReportMetric(float64(len(buf)), "token-bytes")
+		})
+	}
+}

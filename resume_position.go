@@ -259,15 +259,36 @@ func (r ResumePosition) appendToken(dst []byte) []byte {
 	return base64.RawURLEncoding.AppendEncode(dst, b)
 }
 
-// crcIEEE is crc32.ChecksumIEEE by table; the library's version makes its
-// argument escape, which would cost an allocation per token.
+// crcIEEE is crc32.ChecksumIEEE, eight bytes a step (slicing-by-8); the
+// library's version makes its argument escape, which would cost an
+// allocation per token, and a byte a step cost binlog-tail 7% of its CPU.
 func crcIEEE(b []byte) uint32 {
+	t := &crcTables
 	c := ^uint32(0)
+	for len(b) >= 8 {
+		c ^= binary.LittleEndian.Uint32(b)
+		c = t[7][byte(c)] ^ t[6][byte(c>>8)] ^ t[5][byte(c>>16)] ^ t[4][byte(c>>24)] ^
+			t[3][b[4]] ^ t[2][b[5]] ^ t[1][b[6]] ^ t[0][b[7]]
+		b = b[8:]
+	}
 	for _, x := range b {
-		c = crc32.IEEETable[byte(c)^x] ^ c>>8
+		c = t[0][byte(c)^x] ^ c>>8
 	}
 	return ^c
 }
+
+// crcTables[k][x] is the CRC of byte x followed by k zero bytes.
+var crcTables = func() (t [8][256]uint32) {
+	t[0] = *crc32.IEEETable
+	for i := range 256 {
+		c := t[0][i]
+		for k := 1; k < 8; k++ {
+			c = t[0][byte(c)] ^ c>>8
+			t[k][i] = c
+		}
+	}
+	return t
+}()
 
 func (r ResumePosition) appendFilePayload(b []byte) []byte {
 	var flags byte

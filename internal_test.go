@@ -1,7 +1,11 @@
 package binlogstream
 
+// Tests of unexported parts: the executed-set bookkeeping and the token
+// checksum.
+
 import (
 	"fmt"
+	"hash/crc32"
 	"math/rand/v2"
 	"testing"
 
@@ -64,5 +68,18 @@ func TestExecutedSetFastPath(t *testing.T) {
 				require.Equal(t, ref.String(), tr.executed.String(), "seed %d step %d: after %s", seed, step, g)
 			}
 		}
+	}
+}
+
+// TestCRCMatchesStdlib: the token checksum is crc32.ChecksumIEEE, for
+// every length (the 8-byte steps and the tail).
+func TestCRCMatchesStdlib(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for n := 0; n < 300; n++ {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(r.Uint32())
+		}
+		require.Equal(t, crc32.ChecksumIEEE(b), crcIEEE(b), "length %d", n)
 	}
 }
