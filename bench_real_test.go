@@ -573,32 +573,7 @@ func BenchmarkRealResumeInLargeTransaction(b *testing.B) {
 	// first rows event) and returns the time it took and that event's
 	// token.
 	run := func(src binlogstream.Source, from binlogstream.ResumePosition, want int) (time.Duration, binlogstream.ResumePosition) {
-		st, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: src, Start: from})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer st.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		var took time.Duration
-		var tok binlogstream.ResumePosition
-		got := 0
-		t0 := time.Now()
-		st.AddListener(func(_ context.Context, ev *binlogstream.Event) error {
-			n := binlogstream.RowChanges(ev.BinlogEvent)
-			if n == 0 {
-				return nil
-			}
-			if got += n; got >= max(want, 1) {
-				took, tok = time.Since(t0), ev.Resume
-				cancel()
-			}
-			return nil
-		})
-		if err := st.Run(ctx); err != context.Canceled || took == 0 {
-			b.Fatalf("run from %s: %v after %d rows", from, err, got)
-		}
-		return took, tok
+		return streamUntil(b, src, from, want, func(ev *binlogstream.Event) int { return binlogstream.RowChanges(ev.BinlogEvent) })
 	}
 	_, mid := run(src, start, done)
 	if mid.Rows != 0 || !mid.InTxn || mid.Safe.Compare(mid.Streamed) >= 0 {

@@ -204,29 +204,7 @@ func BenchmarkResumeInLargeTransaction(b *testing.B) {
 	// firstNew streams from from until the n-th rows event (n = 0: the
 	// first one) and returns the elapsed time and that event's token.
 	firstNew := func(src binlogstream.Source, from binlogstream.ResumePosition, n int) (time.Duration, binlogstream.ResumePosition) {
-		s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: src, Start: from})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer s.Close()
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		var took time.Duration
-		var tok binlogstream.ResumePosition
-		seen := 0
-		t0 := time.Now()
-		s.AddListener(func(_ context.Context, ev *binlogstream.Event) error {
-			if binlogstream.RowChanges(ev.BinlogEvent) > 0 {
-				seen++
-			}
-			if seen == max(n, 1) {
-				took, tok = time.Since(t0), ev.Resume
-				cancel()
-			}
-			return nil
-		})
-		_ = s.Run(ctx)
-		return took, tok
+		return streamUntil(b, src, from, n, func(ev *binlogstream.Event) int { return min(binlogstream.RowChanges(ev.BinlogEvent), 1) })
 	}
 	_, mid := firstNew(th.NewFakeSource(bl), start, done)
 	for _, c := range []struct {
@@ -349,4 +327,37 @@ func BenchmarkTokenAppend(b *testing.B) {
 			b.ReportMetric(float64(len(buf)), "token-bytes")
 		})
 	}
+}
+
+// streamUntil streams from from until the units count says the delivered
+// events hold reach want (at least 1: want 0 is the first event with a
+// unit) and returns the time that took and that event's token.
+func streamUntil(b *testing.B, src binlogstream.Source, from binlogstream.ResumePosition, want int,
+	units func(*binlogstream.Event) int) (time.Duration, binlogstream.ResumePosition) {
+	s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: src, Start: from})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var took time.Duration
+	var tok binlogstream.ResumePosition
+	got := 0
+	t0 := time.Now()
+	s.AddListener(func(_ context.Context, ev *binlogstream.Event) error {
+		n := units(ev)
+		if n == 0 {
+			return nil
+		}
+		if got += n; got >= max(want, 1) {
+			took, tok = time.Since(t0), ev.Resume
+			cancel()
+		}
+		return nil
+	})
+	if err := s.Run(ctx); err != context.Canceled || took == 0 {
+		b.Fatalf("run from %s: %v after %d units", from, err, got)
+	}
+	return took, tok
 }
