@@ -173,12 +173,11 @@ func BenchmarkRealSmallEvents(b *testing.B) {
 	compareToSyncer(b, cfg, start, target, 4*smallTxns)
 }
 
-// compareToSyncer streams start..target with a bare go-mysql loop, the
-// streamer and the streamer with ReuseEvents, alternating, each run on a
-// collected heap, and reports their rates and time ratios. Every run must
-// see wantRows row changes.
+// compareToSyncer streams start..target with a bare go-mysql loop and the
+// streamer, alternating, each run on a collected heap, and reports their
+// rates and time ratio. Every run must see wantRows row changes.
 func compareToSyncer(b *testing.B, cfg binlogstream.SyncerConfig, start, target binlogstream.Position, wantRows int) {
-	var raw, lib, reuse time.Duration
+	var raw, lib time.Duration
 	var events, rows int
 	for b.Loop() {
 		// Each run starts on a collected heap, not paying for the
@@ -189,19 +188,14 @@ func compareToSyncer(b *testing.B, cfg binlogstream.SyncerConfig, start, target 
 		raw += time.Since(t0)
 		runtime.GC()
 		t1 := time.Now()
-		libEvents, libRows := realStreamerLoop(b, cfg, start, target, false)
+		libEvents, libRows := realStreamerLoop(b, cfg, start, target)
 		lib += time.Since(t1)
-		runtime.GC()
-		t2 := time.Now()
-		_, reuseRows := realStreamerLoop(b, cfg, start, target, true)
-		reuse += time.Since(t2)
-		if rawRows != libRows || rawRows != reuseRows || rawRows != wantRows {
-			b.Fatalf("rows: syncer %d, streamer %d and %d, want %d", rawRows, libRows, reuseRows, wantRows)
+		if rawRows != libRows || rawRows != wantRows {
+			b.Fatalf("rows: syncer %d, streamer %d, want %d", rawRows, libRows, wantRows)
 		}
 		events, rows = events+libEvents, rows+libRows
 		_ = rawEvents
 	}
-	b.ReportMetric(reuse.Seconds()/raw.Seconds(), "reuse/syncer")
 	b.ReportMetric(float64(events)/raw.Seconds(), "syncer-events/s")
 	b.ReportMetric(float64(rows)/raw.Seconds(), "syncer-rows/s")
 	b.ReportMetric(float64(events)/lib.Seconds(), "streamer-events/s")
@@ -243,17 +237,17 @@ func realSyncerLoop(b *testing.B, cfg binlogstream.SyncerConfig, start, target b
 }
 
 // realStreamerLoop streams up to target with a listener that only counts.
-func realStreamerLoop(b *testing.B, cfg binlogstream.SyncerConfig, start, target binlogstream.Position, reuse bool) (events, rows int) {
+func realStreamerLoop(b *testing.B, cfg binlogstream.SyncerConfig, start, target binlogstream.Position) (events, rows int) {
 	src, err := binlogstream.NewSyncerSource(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: src, Start: binlogstream.StartAt(start), ReuseEvents: reuse})
+	s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: src, Start: binlogstream.StartAt(start)})
 	if err != nil {
 		b.Fatal(err)
 	}
 	s.StopAt(target)
-	s.AddListener(func(_ context.Context, ev *binlogstream.Event) error {
+	s.AddListener(func(_ context.Context, ev binlogstream.Event) error {
 		if ev.Header.LogPos != 0 && ev.Header.Flags&replication.LOG_EVENT_ARTIFICIAL_F == 0 {
 			events++
 		}
@@ -482,7 +476,7 @@ func TestRealStreamHelper(t *testing.T) {
 	s.StopAt(end)
 	rows := 0
 	var reached atomic.Uint64 // offset streamed up to, for the sampler
-	s.AddListener(func(_ context.Context, ev *binlogstream.Event) error {
+	s.AddListener(func(_ context.Context, ev binlogstream.Event) error {
 		rows += binlogstream.RowChanges(ev.BinlogEvent) // and drop them
 		reached.Store(ev.End.Offset)
 		return nil
@@ -573,7 +567,7 @@ func BenchmarkRealResumeInLargeTransaction(b *testing.B) {
 	// first rows event) and returns the time it took and that event's
 	// token.
 	run := func(src binlogstream.Source, from binlogstream.ResumePosition, want int) (time.Duration, binlogstream.ResumePosition) {
-		return streamUntil(b, src, from, want, func(ev *binlogstream.Event) int { return binlogstream.RowChanges(ev.BinlogEvent) })
+		return streamUntil(b, src, from, want, func(ev binlogstream.Event) int { return binlogstream.RowChanges(ev.BinlogEvent) })
 	}
 	_, mid := run(src, start, done)
 	if mid.Rows != 0 || !mid.InTxn || mid.Safe.Compare(mid.Streamed) >= 0 {

@@ -86,9 +86,8 @@ func BenchmarkTracker(b *testing.B) {
 
 // BenchmarkStreamerVsSyncer streams the same binlog from a fake primary on
 // loopback with a bare go-mysql BinlogSyncer loop and with the streamer
-// (no-op listener; by default and with ReuseEvents), alternating in every
-// iteration so all see the same machine; it reports events/s and the time
-// ratios to the bare loop.
+// (no-op listener), alternating in every iteration so both see the same
+// machine; it reports events/s and the streamer/syncer time ratio.
 func BenchmarkStreamerVsSyncer(b *testing.B) {
 	for _, shape := range []struct {
 		name              string
@@ -103,7 +102,7 @@ func BenchmarkStreamerVsSyncer(b *testing.B) {
 		cfg := binlogstream.SyncerConfig{DSN: binlogstream.DSN{User: p.User(), Password: p.Password(), Host: p.Host(), Port: p.Port()},
 			ServerID: 77, Flavor: "mysql"}
 		b.Run(shape.name, func(b *testing.B) {
-			var raw, lib, reuse time.Duration
+			var raw, lib time.Duration
 			for b.Loop() {
 				// Each run starts on a collected heap, not paying for
 				// the garbage of the one before it.
@@ -113,17 +112,12 @@ func BenchmarkStreamerVsSyncer(b *testing.B) {
 				raw += time.Since(t0)
 				runtime.GC()
 				t1 := time.Now()
-				streamAll(b, cfg, bl.Files[0].Name, n, false)
+				streamAll(b, cfg, bl.Files[0].Name, n)
 				lib += time.Since(t1)
-				runtime.GC()
-				t2 := time.Now()
-				streamAll(b, cfg, bl.Files[0].Name, n, true)
-				reuse += time.Since(t2)
 			}
 			b.ReportMetric(float64(b.N*n)/raw.Seconds(), "syncer-events/s")
 			b.ReportMetric(float64(b.N*n)/lib.Seconds(), "streamer-events/s")
 			b.ReportMetric(lib.Seconds()/raw.Seconds(), "streamer/syncer")
-			b.ReportMetric(reuse.Seconds()/raw.Seconds(), "reuse/syncer")
 		})
 		_ = p.Close()
 	}
@@ -151,20 +145,20 @@ func rawSyncer(b *testing.B, cfg binlogstream.SyncerConfig, file string, n int) 
 	}
 }
 
-func streamAll(b *testing.B, cfg binlogstream.SyncerConfig, file string, n int, reuse bool) {
+func streamAll(b *testing.B, cfg binlogstream.SyncerConfig, file string, n int) {
 	src, err := binlogstream.NewSyncerSource(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
 	s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: src,
-		Start: binlogstream.StartAt(binlogstream.Position{File: file, Offset: 4}), ReuseEvents: reuse})
+		Start: binlogstream.StartAt(binlogstream.Position{File: file, Offset: 4})})
 	if err != nil {
 		b.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	seen := 0
-	s.AddListener(func(context.Context, *binlogstream.Event) error {
+	s.AddListener(func(context.Context, binlogstream.Event) error {
 		if seen++; seen == n {
 			cancel()
 		}
@@ -204,7 +198,7 @@ func BenchmarkResumeInLargeTransaction(b *testing.B) {
 	// firstNew streams from from until the n-th rows event (n = 0: the
 	// first one) and returns the elapsed time and that event's token.
 	firstNew := func(src binlogstream.Source, from binlogstream.ResumePosition, n int) (time.Duration, binlogstream.ResumePosition) {
-		return streamUntil(b, src, from, n, func(ev *binlogstream.Event) int { return min(binlogstream.RowChanges(ev.BinlogEvent), 1) })
+		return streamUntil(b, src, from, n, func(ev binlogstream.Event) int { return min(binlogstream.RowChanges(ev.BinlogEvent), 1) })
 	}
 	_, mid := firstNew(th.NewFakeSource(bl), start, done)
 	for _, c := range []struct {
@@ -238,40 +232,34 @@ func quietSlog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, 
 // BenchmarkStreamerPerEvent is the streamer's own cost per event, with no
 // I/O and no decoding: a source hands out events go-mysql decoded before
 // the timer started, and a no-op listener takes them (1-row events, as in
-// BenchmarkStreamerVsSyncer/small-rows), by default and with ReuseEvents.
+// BenchmarkStreamerVsSyncer/small-rows).
 func BenchmarkStreamerPerEvent(b *testing.B) {
 	for _, mode := range []string{"file", "gtid"} {
-		for _, reuse := range []bool{false, true} {
-			name := mode
-			if reuse {
-				name += "-reuse"
+		b.Run(mode, func(b *testing.B) {
+			bl := benchBinlog(th.MySQL, 2000, 3, 1)
+			evs := decodedEvents(b, bl)
+			start := binlogstream.StartAt(binlogstream.Position{File: bl.Files[0].Name, Offset: 4})
+			if mode == "gtid" {
+				var err error
+				if start, err = binlogstream.StartAtGTID(string(bl.Flavor), ""); err != nil {
+					b.Fatal(err)
+				}
 			}
-			b.Run(name, func(b *testing.B) {
-				bl := benchBinlog(th.MySQL, 2000, 3, 1)
-				evs := decodedEvents(b, bl)
-				start := binlogstream.StartAt(binlogstream.Position{File: bl.Files[0].Name, Offset: 4})
-				if mode == "gtid" {
-					var err error
-					if start, err = binlogstream.StartAtGTID(string(bl.Flavor), ""); err != nil {
-						b.Fatal(err)
-					}
+			delivered := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: memSource(evs), Start: start})
+				if err != nil {
+					b.Fatal(err)
 				}
-				delivered := 0
-				b.ReportAllocs()
-				for b.Loop() {
-					s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: memSource(evs), Start: start, ReuseEvents: reuse})
-					if err != nil {
-						b.Fatal(err)
-					}
-					s.AddListener(func(context.Context, *binlogstream.Event) error { return nil })
-					if err := s.Run(context.Background()); !errors.Is(err, errMemSourceEnd) {
-						b.Fatal(err)
-					}
-					delivered += int(s.Stats().Delivered)
+				s.AddListener(func(context.Context, binlogstream.Event) error { return nil })
+				if err := s.Run(context.Background()); !errors.Is(err, errMemSourceEnd) {
+					b.Fatal(err)
 				}
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(delivered), "ns/event")
-			})
-		}
+				delivered += int(s.Stats().Delivered)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(delivered), "ns/event")
+		})
 	}
 }
 
@@ -334,7 +322,7 @@ func BenchmarkTokenAppend(b *testing.B) {
 // events hold reach want (at least 1: want 0 is the first event with a
 // unit) and returns the time that took and that event's token.
 func streamUntil(b *testing.B, src binlogstream.Source, from binlogstream.ResumePosition, want int,
-	units func(*binlogstream.Event) int) (time.Duration, binlogstream.ResumePosition) {
+	units func(binlogstream.Event) int) (time.Duration, binlogstream.ResumePosition) {
 	s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: src, Start: from})
 	if err != nil {
 		b.Fatal(err)
@@ -346,7 +334,7 @@ func streamUntil(b *testing.B, src binlogstream.Source, from binlogstream.Resume
 	var tok binlogstream.ResumePosition
 	got := 0
 	t0 := time.Now()
-	s.AddListener(func(_ context.Context, ev *binlogstream.Event) error {
+	s.AddListener(func(_ context.Context, ev binlogstream.Event) error {
 		n := units(ev)
 		if n == 0 {
 			return nil

@@ -15,7 +15,9 @@ import (
 	"github.com/sirupsen/logrus"
 )
 
-// Event is one binlog event handed to the listeners.
+// Event is one binlog event handed to the listeners, as a value: copies
+// are complete and independent (the go-mysql BinlogEvent they point to is
+// shared and never modified after delivery).
 type Event struct {
 	*replication.BinlogEvent
 
@@ -73,9 +75,11 @@ func (e *Event) ResumeAfterRows(n int) ResumePosition {
 }
 
 // Listener receives events in binlog order. An error stops Run; the event
-// does not count as streamed and is delivered again after a resume. The
-// listener may keep ev, unless Config.ReuseEvents is set.
-type Listener func(ctx context.Context, ev *Event) error
+// does not count as streamed and is delivered again after a resume. ev is
+// the listener's own copy, to keep as long as it likes: an Event is a value
+// (positions, and a pointer to go-mysql's decoded event, which is never
+// reused), so passing it costs a copy, not an allocation per event.
+type Listener func(ctx context.Context, ev Event) error
 
 // Config configures a BinlogStreamer.
 type Config struct {
@@ -101,15 +105,6 @@ type Config struct {
 
 	// Logger receives the streamer's log lines. Nil means silent.
 	Logger logrus.FieldLogger
-
-	// ReuseEvents makes Run pass the same *Event to every listener call,
-	// overwritten for the next event, instead of a new one per event: a
-	// listener must not keep ev after it returns. To keep an event, copy
-	// it (kept := *ev): a copy is complete and independent, and the
-	// go-mysql BinlogEvent it points to is never reused. It saves one
-	// 384-byte allocation per event, most of the streamer's cost on
-	// streams of small events (see the README's performance table).
-	ReuseEvents bool
 }
 
 func (c *Config) validate() error {
@@ -195,10 +190,6 @@ type BinlogStreamer struct {
 	stopSet mysql.GTIDSet
 	stopPos Position
 	stopped bool // the target was reached: Run returns nil
-
-	// reused is the Event every delivery overwrites with ReuseEvents
-	// (Run's goroutine only).
-	reused Event
 
 	dropped, reconnects, failovers atomic.Uint64
 	hasStop                        atomic.Bool
@@ -527,16 +518,7 @@ func (s *BinlogStreamer) handle(ctx context.Context, listeners []Listener, be *r
 		return positionError("rows event at %s-%s was skipped as replayed but is not before the streamed position %s",
 			d.start, d.end, from.Streamed)
 	}
-	var ev *Event
-	if s.cfg.ReuseEvents {
-		// Field by field: a composite literal would be built and then
-		// copied whole.
-		ev = &s.reused
-		ev.BinlogEvent, ev.Start, ev.End, ev.GTID, ev.SkippedRows = be, d.start, d.end, d.gtid, 0
-		ev.Resume, ev.before, ev.fpRows, ev.fp = d.after, d.before, 0, 0
-	} else {
-		ev = &Event{BinlogEvent: be, Start: d.start, End: d.end, GTID: d.gtid, Resume: d.after, before: d.before}
-	}
+	ev := Event{BinlogEvent: be, Start: d.start, End: d.end, GTID: d.gtid, Resume: d.after, before: d.before}
 	if d.skipRows > 0 {
 		re := be.Event.(*replication.RowsEvent)
 		re.Rows = re.Rows[int(d.skipRows)*rowsPerChange(be.Header.EventType):]

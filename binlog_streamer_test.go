@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,7 +19,7 @@ import (
 // entries renders a delivered event the way an exactly-once comparison
 // needs it: one line per row change (so a resume between two rows of one
 // event compares equal), one line for any other event.
-func entries(ev *binlogstream.Event) []string {
+func entries(ev binlogstream.Event) []string {
 	head := fmt.Sprintf("%s end=%s gtid=%s", ev.Header.EventType, ev.End, ev.GTID)
 	switch e := ev.Event.(type) {
 	case *replication.RowsEvent:
@@ -55,20 +54,17 @@ type run struct {
 // listener returns crashErr. onEvent, when set, may return an error to
 // make the listener fail on an event.
 func stream(t *testing.T, src binlogstream.Source, start binlogstream.ResumePosition, stop int,
-	onEvent func(n int, ev *binlogstream.Event) error) run {
+	onEvent func(n int, ev binlogstream.Event) error) run {
 	t.Helper()
 	s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{
 		Source: src, Start: start,
 		ReconnectBackoff: time.Microsecond, MaxReconnectBackoff: time.Millisecond,
-		// Every other run reuses one Event: the listener below keeps
-		// nothing of ev but what it renders, so both modes must agree.
-		ReuseEvents: streamRuns.Add(1)%2 == 0,
 	})
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	var r run
-	s.AddListener(func(_ context.Context, ev *binlogstream.Event) error {
+	s.AddListener(func(_ context.Context, ev binlogstream.Event) error {
 		if onEvent != nil {
 			if err := onEvent(r.events+1, ev); err == errStopHere {
 				defer cancel() // acknowledge this event, then stop
@@ -92,9 +88,6 @@ func stream(t *testing.T, src binlogstream.Source, start binlogstream.ResumePosi
 	require.NoError(t, s.Close())
 	return r
 }
-
-// streamRuns counts stream calls, to alternate Config.ReuseEvents.
-var streamRuns atomic.Uint64
 
 // errStopHere, returned by onEvent, acknowledges the event and stops.
 var errStopHere = errors.New("stop here")
@@ -350,7 +343,7 @@ func TestCrashTwice(t *testing.T) {
 					var b run
 					if j == 0 {
 						// Crash while replaying: the listener sees nothing new.
-						b = stream(t, sc.source(), roundTrip(t, a.last), -1, func(int, *binlogstream.Event) error {
+						b = stream(t, sc.source(), roundTrip(t, a.last), -1, func(int, binlogstream.Event) error {
 							return errors.New("crash")
 						})
 						var le *binlogstream.ListenerError
@@ -381,7 +374,7 @@ func TestCrashBetweenRows(t *testing.T) {
 				for r := 1; r < changes; r++ {
 					var tok binlogstream.ResumePosition
 					crash := errors.New("crash mid-event")
-					b := stream(t, sc.source(), sc.start(), -1, func(i int, ev *binlogstream.Event) error {
+					b := stream(t, sc.source(), sc.start(), -1, func(i int, ev binlogstream.Event) error {
 						if i == k {
 							tok = ev.ResumeAfterRows(r)
 							return crash

@@ -74,11 +74,11 @@
 // # Events and memory
 //
 // Listeners run on Run's goroutine, one event at a time, while go-mysql
-// decodes ahead on its own (at most SyncerConfig.EventCacheCount events).
-// An *Event is the listener's to keep, unless Config.ReuseEvents is set:
-// then one Event is overwritten per delivery and a listener copies what it
-// keeps (kept := *ev is a complete copy). That saves an allocation per
-// event, which is most of the streamer's cost on streams of small events.
+// decodes ahead on its own (at most SyncerConfig.EventCacheCount events and
+// EventCacheBytes of binlog). Each listener gets the Event as a value: its
+// own copy to keep as long as it likes, passed without an allocation per
+// event (the go-mysql BinlogEvent it points to is shared and never changed
+// after delivery).
 //
 // With MariaDB the SyncerSource asks for Annotate_rows events, which the
 // server otherwise leaves out of a dump; listeners get them, and positions

@@ -37,7 +37,7 @@ func Example_resumeAfterCrash() {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		rows := 0
-		s.AddListener(func(_ context.Context, ev *binlogstream.Event) error {
+		s.AddListener(func(_ context.Context, ev binlogstream.Event) error {
 			if re, ok := ev.Event.(*replication.RowsEvent); ok {
 				for _, row := range re.Rows {
 					fmt.Println("insert", row[0])

@@ -71,7 +71,7 @@ func foStreamAll(t *testing.T, src binlogstream.Source, target string) []string 
 	require.NoError(t, err)
 	require.NoError(t, s.StopAtGTID(target))
 	var got []string
-	s.AddListener(func(_ context.Context, ev *binlogstream.Event) error {
+	s.AddListener(func(_ context.Context, ev binlogstream.Event) error {
 		got = append(got, itEntries(ev)...)
 		return nil
 	})
@@ -149,7 +149,7 @@ func TestIntegrationFailoverMidTransaction(t *testing.T) {
 	killed := make(chan struct{})
 	var got []string
 	var bigBefore, bigAfter int // rows of the big transaction delivered before and after the failover
-	s.AddListener(func(_ context.Context, ev *binlogstream.Event) error {
+	s.AddListener(func(_ context.Context, ev binlogstream.Event) error {
 		got = append(got, itEntries(ev)...)
 		if ev.GTID != big {
 			return nil
@@ -312,7 +312,7 @@ func TestIntegrationFailoverFailsClosed(t *testing.T) {
 		if tc.stopAt != "" {
 			require.NoError(t, r.s.StopAtGTID(tc.stopAt))
 		}
-		r.s.AddListener(func(context.Context, *binlogstream.Event) error { r.events.Add(1); return nil })
+		r.s.AddListener(func(context.Context, binlogstream.Event) error { r.events.Add(1); return nil })
 		go func() { r.errc <- r.s.Run(ctx) }()
 		runs[i] = r
 	}

@@ -98,7 +98,7 @@ func TestFailoverMidTransaction(t *testing.T) {
 				require.NoError(t, err)
 				require.NoError(t, s.StopAtGTID(final))
 				var got []string
-				s.AddListener(func(_ context.Context, ev *binlogstream.Event) error {
+				s.AddListener(func(_ context.Context, ev binlogstream.Event) error {
 					got = append(got, gtidEntries(ev)...)
 					return nil
 				})

@@ -91,7 +91,7 @@ func FuzzCrashResume(f *testing.F) {
 		sc := scenario{bl: bl}
 		last := bl.Files[len(bl.Files)-1]
 		end := binlogstream.Position{File: last.Name, Offset: uint64(len(last.Data))}
-		full := stream(t, sc.source(), sc.start(), -1, func(_ int, ev *binlogstream.Event) error {
+		full := stream(t, sc.source(), sc.start(), -1, func(_ int, ev binlogstream.Event) error {
 			if r := ev.Resume; r.Streamed == end && r.Rows == 0 && r.Inner == 0 {
 				return errStopHere // everything delivered
 			}
@@ -116,7 +116,7 @@ func FuzzCrashResume(f *testing.F) {
 				src.FailStream(0, int(c%17)+1) // and the connection drops once
 			}
 			var mid binlogstream.ResumePosition
-			r := stream(t, src, roundTrip(t, tok), step, func(k int, ev *binlogstream.Event) error {
+			r := stream(t, src, roundTrip(t, tok), step, func(k int, ev binlogstream.Event) error {
 				// Sometimes crash between two rows of the last event.
 				if k == step && c&0x40 != 0 && binlogstream.RowChanges(ev.BinlogEvent) > 1 {
 					mid = ev.ResumeAfterRows(1)

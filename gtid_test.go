@@ -16,7 +16,7 @@ import (
 
 // gtidEntries renders an event without its file position, which differs
 // per server: GTID-mode deliveries must be equal across servers.
-func gtidEntries(ev *binlogstream.Event) []string {
+func gtidEntries(ev binlogstream.Event) []string {
 	out := entries(ev)
 	for i, e := range out {
 		f := strings.Fields(e)
@@ -63,10 +63,10 @@ type gtidRun struct {
 }
 
 func streamGTID(t *testing.T, src binlogstream.Source, start binlogstream.ResumePosition, stop int,
-	onEvent func(n int, ev *binlogstream.Event) error) gtidRun {
+	onEvent func(n int, ev binlogstream.Event) error) gtidRun {
 	t.Helper()
 	var r gtidRun
-	inner := stream(t, src, start, stop, func(n int, ev *binlogstream.Event) error {
+	inner := stream(t, src, start, stop, func(n int, ev binlogstream.Event) error {
 		if onEvent != nil {
 			if err := onEvent(n, ev); err != nil {
 				return err
@@ -160,7 +160,7 @@ func TestGTIDCrashAtEveryEvent(t *testing.T) {
 					// Between two rows of the k-th event.
 					for r := 1; r < full.changes[k-1]; r++ {
 						var mid binlogstream.ResumePosition
-						cut := streamGTID(t, th.NewFakeSource(primary), gtidStart(t, f), -1, func(i int, ev *binlogstream.Event) error {
+						cut := streamGTID(t, th.NewFakeSource(primary), gtidStart(t, f), -1, func(i int, ev binlogstream.Event) error {
 							if i == k {
 								mid = ev.ResumeAfterRows(r)
 								return errCrash
@@ -197,7 +197,7 @@ func TestGTIDReplayOfADifferentTransactionFails(t *testing.T) {
 			}
 			// Crash after the second rows event: 4 rows delivered.
 			rowsSeen := 0
-			first := streamGTID(t, th.NewFakeSource(a), gtidStart(t, f), -1, func(i int, ev *binlogstream.Event) error {
+			first := streamGTID(t, th.NewFakeSource(a), gtidStart(t, f), -1, func(i int, ev binlogstream.Event) error {
 				if rowsSeen >= 4 {
 					return errCrash
 				}

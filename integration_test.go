@@ -35,7 +35,7 @@ func itSource(t *testing.T, s *mariadb.Server) binlogstream.Source {
 // itEntries renders what an exactly-once comparison needs: one string per
 // row change (so a resume between two rows of one event compares equal)
 // and one per statement; transaction markers and other events none.
-func itEntries(ev *binlogstream.Event) []string {
+func itEntries(ev binlogstream.Event) []string {
 	switch e := ev.Event.(type) {
 	case *replication.RowsEvent:
 		per := 1
@@ -56,7 +56,7 @@ func itEntries(ev *binlogstream.Event) []string {
 type itRun struct {
 	entries []string
 	counts  []int // entries per delivered event
-	events  []*binlogstream.Event
+	events  []binlogstream.Event
 	err     error
 	stats   binlogstream.Stats
 }
@@ -65,7 +65,7 @@ type itRun struct {
 // was delivered (then returns with err nil), or until the listener's hook
 // or the stream fails.
 func itStream(t *testing.T, src binlogstream.Source, start binlogstream.ResumePosition, target binlogstream.Position,
-	cfg binlogstream.Config, hook func(ev *binlogstream.Event) error) itRun {
+	cfg binlogstream.Config, hook func(ev binlogstream.Event) error) itRun {
 	t.Helper()
 	cfg.Source, cfg.Start = src, start
 	s, err := binlogstream.NewBinlogStreamer(cfg)
@@ -74,7 +74,7 @@ func itStream(t *testing.T, src binlogstream.Source, start binlogstream.ResumePo
 	defer cancel()
 	var r itRun
 	reached := false
-	s.AddListener(func(_ context.Context, ev *binlogstream.Event) error {
+	s.AddListener(func(_ context.Context, ev binlogstream.Event) error {
 		if hook != nil {
 			if err := hook(ev); err != nil {
 				return err
@@ -151,7 +151,7 @@ func TestIntegrationSeed001(t *testing.T) {
 	crash := errors.New("crash")
 	var tok binlogstream.ResumePosition
 	n := 0
-	first := itStream(t, src, binlogstream.StartAt(from), target, cfg, func(ev *binlogstream.Event) error {
+	first := itStream(t, src, binlogstream.StartAt(from), target, cfg, func(ev binlogstream.Event) error {
 		if binlogstream.RowChanges(ev.BinlogEvent) > 0 {
 			if n++; n == 4 {
 				return crash
@@ -218,7 +218,7 @@ func TestIntegrationCrashAtEveryEvent(t *testing.T) {
 	}
 	var points []point
 	delivered := 0
-	full := itStream(t, src, start, target, cfg, func(ev *binlogstream.Event) error {
+	full := itStream(t, src, start, target, cfg, func(ev binlogstream.Event) error {
 		n := len(itEntries(ev))
 		if _, ok := ev.Event.(*replication.RowsEvent); ok {
 			for r := 1; r < n; r++ {
@@ -269,7 +269,7 @@ func TestIntegrationServerRestart(t *testing.T) {
 	live, err := binlogstream.NewBinlogStreamer(cfg)
 	require.NoError(t, err)
 	entries := make(chan []string, 1000)
-	live.AddListener(func(_ context.Context, ev *binlogstream.Event) error {
+	live.AddListener(func(_ context.Context, ev binlogstream.Event) error {
 		if e := itEntries(ev); len(e) > 0 {
 			entries <- e
 		}

@@ -29,7 +29,7 @@ func TestListenerErrorStopsAndDoesNotCount(t *testing.T) {
 	full := uninterrupted(t, sc)
 	boom := errors.New("disk full")
 	for k := 1; k <= len(sc.bl.Events); k++ {
-		r := stream(t, sc.source(), sc.start(), -1, func(i int, ev *binlogstream.Event) error {
+		r := stream(t, sc.source(), sc.start(), -1, func(i int, ev binlogstream.Event) error {
 			if i == k {
 				return boom
 			}
@@ -56,8 +56,8 @@ func TestSecondListenerErrorAlsoStops(t *testing.T) {
 	s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: sc.source(), Start: sc.start()})
 	require.NoError(t, err)
 	var first int
-	s.AddListener(func(context.Context, *binlogstream.Event) error { first++; return nil })
-	s.AddListener(func(context.Context, *binlogstream.Event) error { return errors.New("second says no") })
+	s.AddListener(func(context.Context, binlogstream.Event) error { first++; return nil })
+	s.AddListener(func(context.Context, binlogstream.Event) error { return errors.New("second says no") })
 	err = s.Run(context.Background())
 	require.ErrorContains(t, err, "second says no")
 	assert.Equal(t, 1, first)
@@ -70,7 +70,7 @@ func TestContextCancelWhileBlocked(t *testing.T) {
 	s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: sc.source(), Start: sc.start()})
 	require.NoError(t, err)
 	var n atomic.Int32
-	s.AddListener(func(context.Context, *binlogstream.Event) error { n.Add(1); return nil })
+	s.AddListener(func(context.Context, binlogstream.Event) error { n.Add(1); return nil })
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx) }()
@@ -93,7 +93,7 @@ func TestCloseWhileBlocked(t *testing.T) {
 	s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: sc.source(), Start: sc.start()})
 	require.NoError(t, err)
 	var n atomic.Int32
-	s.AddListener(func(context.Context, *binlogstream.Event) error { n.Add(1); return nil })
+	s.AddListener(func(context.Context, binlogstream.Event) error { n.Add(1); return nil })
 	done := make(chan error, 1)
 	go func() { done <- s.Run(context.Background()) }()
 	require.Eventually(t, func() bool { return int(n.Load()) == len(sc.bl.Events) }, 5*time.Second, time.Millisecond)
@@ -116,7 +116,7 @@ func TestConcurrentRunRefused(t *testing.T) {
 	require.NoError(t, err)
 	started := make(chan struct{})
 	var once atomic.Bool
-	s.AddListener(func(context.Context, *binlogstream.Event) error {
+	s.AddListener(func(context.Context, binlogstream.Event) error {
 		if once.CompareAndSwap(false, true) {
 			close(started)
 		}
@@ -190,7 +190,7 @@ func TestReconnectCountResetsAfterProgress(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	var got []string
-	s.AddListener(func(_ context.Context, ev *binlogstream.Event) error {
+	s.AddListener(func(_ context.Context, ev binlogstream.Event) error {
 		got = append(got, entries(ev)...)
 		if len(got) == len(full.entries) {
 			cancel()
@@ -316,7 +316,7 @@ func TestStopAtWhileIdle(t *testing.T) {
 	s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: src, Start: sc.start()})
 	require.NoError(t, err)
 	var n atomic.Int32
-	s.AddListener(func(context.Context, *binlogstream.Event) error { n.Add(1); return nil })
+	s.AddListener(func(context.Context, binlogstream.Event) error { n.Add(1); return nil })
 	done := make(chan error, 1)
 	go func() { done <- s.Run(context.Background()) }()
 	require.Eventually(t, func() bool { return int(n.Load()) == len(sc.bl.Events) }, 5*time.Second, time.Millisecond)
@@ -357,7 +357,7 @@ func TestFlushAndStop(t *testing.T) {
 	assert.ErrorIs(t, s.FlushAndStop(context.Background()), binlogstream.ErrNotRunning)
 	var n atomic.Int32
 	started := make(chan struct{})
-	s.AddListener(func(context.Context, *binlogstream.Event) error {
+	s.AddListener(func(context.Context, binlogstream.Event) error {
 		if n.Add(1) == 1 {
 			close(started)
 		}
@@ -385,7 +385,7 @@ func TestFlushAndStopWhenCaughtUp(t *testing.T) {
 	s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: ps, Start: sc.start()})
 	require.NoError(t, err)
 	var n atomic.Int32
-	s.AddListener(func(context.Context, *binlogstream.Event) error { n.Add(1); return nil })
+	s.AddListener(func(context.Context, binlogstream.Event) error { n.Add(1); return nil })
 	done := make(chan error, 1)
 	go func() { done <- s.Run(context.Background()) }()
 	require.Eventually(t, func() bool { return int(n.Load()) == len(sc.bl.Events) }, 5*time.Second, time.Millisecond)
@@ -395,63 +395,56 @@ func TestFlushAndStopWhenCaughtUp(t *testing.T) {
 	require.NoError(t, <-done)
 }
 
-// TestReuseEvents: by default every delivery is a new Event a listener may
-// keep; with ReuseEvents one Event is overwritten per delivery, and a copy
-// taken during the call stays whole (rows, tokens, per-row tokens), for
-// GTID mode too.
-func TestReuseEvents(t *testing.T) {
+// TestEventsAreValues: every listener gets its own copy of each event;
+// events kept past the run still render as they did during it, and their
+// per-row tokens are the same, in file and GTID mode; a listener that
+// changes its copy changes nothing another listener or a later event sees.
+func TestEventsAreValues(t *testing.T) {
 	sc := smallScenario()
 	gtidStart, err := binlogstream.StartAtGTID(string(sc.bl.Flavor), "")
 	require.NoError(t, err)
 	for _, start := range []binlogstream.ResumePosition{sc.start(), gtidStart} {
-		for _, reuse := range []bool{false, true} {
-			src := sc.source()
-			s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: src, Start: start, ReuseEvents: reuse})
-			require.NoError(t, err)
-			type seen struct {
-				ptr     *binlogstream.Event
-				kept    binlogstream.Event
-				entries []string
-				perRow  []binlogstream.ResumePosition
-			}
-			var got []seen
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			var caughtUp atomic.Bool
-			s.AddListener(func(_ context.Context, ev *binlogstream.Event) error {
-				x := seen{ptr: ev, kept: *ev, entries: entries(ev)}
-				for i := range binlogstream.RowChanges(ev.BinlogEvent) + 1 {
-					x.perRow = append(x.perRow, ev.ResumeAfterRows(i))
-				}
-				got = append(got, x)
-				if start.IsGTID() && ev.Resume.GTID == "" && ev.Resume.Executed == finalExecuted(src) ||
-					!start.IsGTID() && len(got) == len(sc.bl.Events) {
-					caughtUp.Store(true)
-					cancel()
-				}
-				return nil
-			})
-			require.ErrorIs(t, s.Run(ctx), context.Canceled)
-			cancel()
-			require.True(t, caughtUp.Load(), "streamed to the end")
-			require.Greater(t, len(got), 6)
-			for i, x := range got {
-				if reuse {
-					assert.Same(t, got[0].ptr, x.ptr, "one Event for every delivery")
-				} else {
-					if i > 0 {
-						assert.NotSame(t, got[i-1].ptr, x.ptr)
-					}
-					assert.Equal(t, x.entries, entries(x.ptr), "a kept *Event is intact after Run")
-				}
-				assert.Equal(t, x.entries, entries(&x.kept), "a copy is intact after Run")
-				for n, want := range x.perRow {
-					assert.Equal(t, want, x.kept.ResumeAfterRows(n), "event %d, %d rows", i, n)
-				}
-			}
-			if reuse { // the shared Event holds the last delivery, nothing else
-				assert.Equal(t, got[len(got)-1].entries, entries(got[0].ptr))
-			}
-			require.NoError(t, s.Close())
+		src := sc.source()
+		s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: src, Start: start})
+		require.NoError(t, err)
+		type seen struct {
+			kept    binlogstream.Event
+			entries []string
+			perRow  []binlogstream.ResumePosition
 		}
+		var got []seen
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		var caughtUp atomic.Bool
+		s.AddListener(func(_ context.Context, ev binlogstream.Event) error {
+			x := seen{kept: ev, entries: entries(ev)}
+			for i := range binlogstream.RowChanges(ev.BinlogEvent) + 1 {
+				x.perRow = append(x.perRow, ev.ResumeAfterRows(i))
+			}
+			got = append(got, x)
+			ev.Resume, ev.GTID = binlogstream.ResumePosition{}, "scribbled" // the listener's own copy
+			if start.IsGTID() && x.kept.Resume.GTID == "" && x.kept.Resume.Executed == finalExecuted(src) ||
+				!start.IsGTID() && len(got) == len(sc.bl.Events) {
+				caughtUp.Store(true)
+				cancel()
+			}
+			return nil
+		})
+		var second []binlogstream.ResumePosition
+		s.AddListener(func(_ context.Context, ev binlogstream.Event) error {
+			second = append(second, ev.Resume)
+			return nil
+		})
+		require.ErrorIs(t, s.Run(ctx), context.Canceled)
+		cancel()
+		require.True(t, caughtUp.Load(), "streamed to the end")
+		require.Greater(t, len(got), 6)
+		for i, x := range got {
+			assert.Equal(t, x.entries, entries(x.kept), "a kept event is intact after Run")
+			assert.Equal(t, x.kept.Resume, second[i], "the second listener saw the event, not the first one's changes")
+			for n, want := range x.perRow {
+				assert.Equal(t, want, x.kept.ResumeAfterRows(n), "event %d, %d rows", i, n)
+			}
+		}
+		require.NoError(t, s.Close())
 	}
 }

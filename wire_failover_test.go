@@ -78,7 +78,7 @@ func TestWireGTIDFailover(t *testing.T) {
 				require.NoError(t, err)
 				require.NoError(t, s.StopAtGTID(final))
 				var got []string
-				s.AddListener(func(_ context.Context, ev *binlogstream.Event) error {
+				s.AddListener(func(_ context.Context, ev binlogstream.Event) error {
 					got = append(got, gtidEntries(ev)...)
 					return nil
 				})
@@ -126,7 +126,7 @@ func TestWireGTIDCrashAtEveryEvent(t *testing.T) {
 			final := finalExecuted(th.NewFakeSource(c.bl))
 			run := func(from binlogstream.ResumePosition, stop int) gtidRun {
 				var r gtidRun
-				inner := stream(t, src, from, stop, func(n int, ev *binlogstream.Event) error {
+				inner := stream(t, src, from, stop, func(n int, ev binlogstream.Event) error {
 					r.entries = append(r.entries, gtidEntries(ev)...)
 					if stop < 0 && ev.Resume.GTID == "" && ev.Resume.Executed == final {
 						return errStopHere

@@ -107,7 +107,7 @@ func runWire(t *testing.T, src binlogstream.Source, start binlogstream.ResumePos
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var r wireRun
-	s.AddListener(func(_ context.Context, ev *binlogstream.Event) error {
+	s.AddListener(func(_ context.Context, ev binlogstream.Event) error {
 		r.events++
 		r.entries = append(r.entries, entries(ev)...)
 		r.tokens = append(r.tokens, ev.Resume)
@@ -295,7 +295,7 @@ func TestWireTransactionPayload(t *testing.T) {
 		require.NoError(t, err)
 		var head []string
 		i := 0
-		s.AddListener(func(_ context.Context, ev *binlogstream.Event) error {
+		s.AddListener(func(_ context.Context, ev binlogstream.Event) error {
 			if i++; i == k {
 				if binlogstream.RowChanges(ev.BinlogEvent) < 2 {
 					return errStopHere

@@ -54,7 +54,7 @@ func TestWireSlowListenerIsNotATimeout(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	n := 0
-	s.AddListener(func(context.Context, *binlogstream.Event) error {
+	s.AddListener(func(context.Context, binlogstream.Event) error {
 		if n++; n == 3 {
 			time.Sleep(600 * time.Millisecond)
 		}

@@ -218,9 +218,9 @@ func runDemo(ctx context.Context, out io.Writer, newServer func() (*demoServer, 
 	// 2. The crash: killed while writing the second row of the 4th Write_rows.
 	path := filepath.Join(dir, "out.jsonl")
 	c := cfg()
-	var crashed *binlogstream.Event
+	var crashed binlogstream.Event
 	var crashTotal int
-	c.crashBefore = func(ev *binlogstream.Event, row int) bool {
+	c.crashBefore = func(ev binlogstream.Event, row int) bool {
 		if ev.Start.File == victim.File && ev.Start.Offset == uint64(victim.Start) && row == crashRow {
 			crashed, crashTotal = ev, binlogstream.RowChanges(ev.BinlogEvent)
 			return true
@@ -281,7 +281,7 @@ func runDemo(ctx context.Context, out io.Writer, newServer func() (*demoServer, 
 	log.SetFormatter(&logrus.TextFormatter{DisableTimestamp: true, DisableQuote: true})
 	c.Logger = log
 	cut := false
-	c.crashBefore = func(ev *binlogstream.Event, _ int) bool {
+	c.crashBefore = func(ev binlogstream.Event, _ int) bool {
 		if !cut && ev.End.File == beforeCut.File && ev.End.Offset == uint64(beforeCut.End) {
 			cut = true
 			rl.Cut()
@@ -544,7 +544,7 @@ func naiveResume(ctx context.Context, src binlogstream.Source, pos binlogstream.
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	s.AddListener(func(context.Context, *binlogstream.Event) error { return nil })
+	s.AddListener(func(context.Context, binlogstream.Event) error { return nil })
 	err = s.Run(ctx)
 	if errors.Is(err, context.DeadlineExceeded) {
 		return nil

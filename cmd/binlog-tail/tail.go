@@ -48,7 +48,7 @@ type tailConfig struct {
 	// crashBefore, when set, is asked before each row line is written; true
 	// simulates SIGKILL there: the buffer goes out, then only half of that
 	// line, and the run ends with errCrashed. The demo uses it.
-	crashBefore func(ev *binlogstream.Event, row int) bool
+	crashBefore func(ev binlogstream.Event, row int) bool
 }
 
 var errCrashed = errors.New("simulated crash")
@@ -93,9 +93,9 @@ type tailer struct {
 
 // job is one event on its way to the file.
 type job struct {
-	ev      binlogstream.Event // a copy: the listener's pointer is not ours once it returns
-	crashAt int                // cfg.crashBefore said yes for this row; -1 for none
-	buf     []byte             // the event's lines
+	ev      binlogstream.Event
+	crashAt int    // cfg.crashBefore said yes for this row; -1 for none
+	buf     []byte // the event's lines
 	lines   uint64
 	rows    uint64
 	cut     int           // with crashAt: where the crash line starts in buf
@@ -258,8 +258,6 @@ func tail(ctx context.Context, path string, cfg tailConfig) (res tailResult, err
 		ReconnectBackoff:     cfg.ReconnectBackoff,
 		Failover:             cfg.Failover,
 		Logger:               cfg.Logger,
-		// onEvent copies what it queues (job.ev): one Event is enough.
-		ReuseEvents: true,
 	})
 	if err != nil {
 		return res, err
@@ -376,7 +374,7 @@ func describe(p binlogstream.ResumePosition) string {
 // lines, in order. It asks cfg.crashBefore about every row here, on the
 // streamer's goroutine, and on a crash waits until the writer has left
 // the file as a kill would.
-func (t *tailer) onEvent(_ context.Context, ev *binlogstream.Event) error {
+func (t *tailer) onEvent(_ context.Context, ev binlogstream.Event) error {
 	if err := t.failed(); err != nil {
 		return err
 	}
@@ -384,15 +382,15 @@ func (t *tailer) onEvent(_ context.Context, ev *binlogstream.Event) error {
 	switch e := ev.Event.(type) {
 	case *replication.RowsEvent:
 		if rowKind(ev.Header.EventType) == "" {
-			return t.checkTarget(ev)
+			return t.checkTarget(&ev)
 		}
 		rows = true
 	case *replication.QueryEvent:
 		if isTxnMarker(e.Query) {
-			return t.checkTarget(ev)
+			return t.checkTarget(&ev)
 		}
 	default:
-		return t.checkTarget(ev)
+		return t.checkTarget(&ev)
 	}
 	crashAt := -1
 	if t.cfg.crashBefore != nil && rows {
@@ -404,7 +402,7 @@ func (t *tailer) onEvent(_ context.Context, ev *binlogstream.Event) error {
 		}
 	}
 	j := <-t.free
-	j.ev, j.crashAt = *ev, crashAt
+	j.ev, j.crashAt = ev, crashAt
 	t.work <- j
 	t.order <- j
 	if crashAt >= 0 {
@@ -412,7 +410,7 @@ func (t *tailer) onEvent(_ context.Context, ev *binlogstream.Event) error {
 		t.recycle(j)
 		return t.failed()
 	}
-	return t.checkTarget(ev)
+	return t.checkTarget(&ev)
 }
 
 func (t *tailer) checkTarget(ev *binlogstream.Event) error {

@@ -69,7 +69,7 @@ func TestCrashBetweenEveryRow(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "out.jsonl")
 		cfg := fakeConfig(t)
 		n := 0
-		cfg.crashBefore = func(*binlogstream.Event, int) bool { n++; return n > k }
+		cfg.crashBefore = func(binlogstream.Event, int) bool { n++; return n > k }
 		_, err := tail(context.Background(), path, cfg)
 		if err == nil {
 			require.Greater(t, k, 15, "the run has rows")
@@ -78,7 +78,7 @@ func TestCrashBetweenEveryRow(t *testing.T) {
 		require.ErrorIs(t, err, errCrashed)
 		// Crash the resumed run too, right at its first row.
 		cfg = fakeConfig(t)
-		cfg.crashBefore = func(*binlogstream.Event, int) bool { return true }
+		cfg.crashBefore = func(binlogstream.Event, int) bool { return true }
 		_, err = tail(context.Background(), path, cfg)
 		require.ErrorIs(t, err, errCrashed)
 		_, err = tail(context.Background(), path, fakeConfig(t))
