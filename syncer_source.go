@@ -384,8 +384,11 @@ func (s *syncerStream) watch(timeout time.Duration) {
 
 func (s *syncerStream) Close() error {
 	s.once.Do(func() {
+		// First, so that Next reports the close, not the cancelled
+		// GetEvent below; it also frees go-mysql's goroutine if it waits
+		// for room.
+		s.q.fail(errQueueClosed)
 		close(s.stop)
-		s.q.fail(errQueueClosed) // frees go-mysql's goroutine if it waits for room
 		s.syncer.Close()
 	})
 	return nil
