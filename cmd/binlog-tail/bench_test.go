@@ -20,7 +20,9 @@ import (
 func BenchmarkTail(b *testing.B) {
 	tbl := th.Table{ID: 7, Schema: "bench", Name: "t", Columns: []th.Column{
 		{Name: "id", Type: th.BigInt}, {Name: "a", Type: th.Int}, {Name: "name", Type: th.Varchar(60)}}}
-	row := func(i int) th.Row { return th.Row{int64(i), int32(i * 7), fmt.Sprintf("name-%d-%s", i, "abcdefghij"[:i%10])} }
+	row := func(i int) th.Row {
+		return th.Row{int64(i), int32(i * 7), fmt.Sprintf("name-%d-%s", i, "abcdefghij"[:i%10])}
+	}
 	const txns, per = 200, 1000
 	bld := th.NewBuilder(th.MariaDB, th.MaxRowsPerEvent(100))
 	for t := 0; t < txns; t++ {
