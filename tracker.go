@@ -100,25 +100,29 @@ func newTracker(from ResumePosition) *tracker {
 	return t
 }
 
-func isRowsEvent(t replication.EventType) bool {
+// RowKind names what a rows event type does: "insert", "update" or
+// "delete" (MariaDB's compressed rows events and MySQL's partial JSON
+// updates included); "" for every other event type.
+func RowKind(t replication.EventType) string {
 	switch t {
-	case replication.WRITE_ROWS_EVENTv0, replication.UPDATE_ROWS_EVENTv0, replication.DELETE_ROWS_EVENTv0,
-		replication.WRITE_ROWS_EVENTv1, replication.UPDATE_ROWS_EVENTv1, replication.DELETE_ROWS_EVENTv1,
-		replication.WRITE_ROWS_EVENTv2, replication.UPDATE_ROWS_EVENTv2, replication.DELETE_ROWS_EVENTv2,
-		replication.MARIADB_WRITE_ROWS_COMPRESSED_EVENT_V1,
-		replication.MARIADB_UPDATE_ROWS_COMPRESSED_EVENT_V1,
-		replication.MARIADB_DELETE_ROWS_COMPRESSED_EVENT_V1,
-		replication.PARTIAL_UPDATE_ROWS_EVENT:
-		return true
+	case replication.WRITE_ROWS_EVENTv0, replication.WRITE_ROWS_EVENTv1, replication.WRITE_ROWS_EVENTv2,
+		replication.MARIADB_WRITE_ROWS_COMPRESSED_EVENT_V1:
+		return "insert"
+	case replication.UPDATE_ROWS_EVENTv0, replication.UPDATE_ROWS_EVENTv1, replication.UPDATE_ROWS_EVENTv2,
+		replication.MARIADB_UPDATE_ROWS_COMPRESSED_EVENT_V1, replication.PARTIAL_UPDATE_ROWS_EVENT:
+		return "update"
+	case replication.DELETE_ROWS_EVENTv0, replication.DELETE_ROWS_EVENTv1, replication.DELETE_ROWS_EVENTv2,
+		replication.MARIADB_DELETE_ROWS_COMPRESSED_EVENT_V1:
+		return "delete"
 	}
-	return false
+	return ""
 }
+
+func isRowsEvent(t replication.EventType) bool { return RowKind(t) != "" }
 
 // rowsPerChange is 2 for update events (before and after image), else 1.
 func rowsPerChange(t replication.EventType) int {
-	switch t {
-	case replication.UPDATE_ROWS_EVENTv0, replication.UPDATE_ROWS_EVENTv1, replication.UPDATE_ROWS_EVENTv2,
-		replication.MARIADB_UPDATE_ROWS_COMPRESSED_EVENT_V1, replication.PARTIAL_UPDATE_ROWS_EVENT:
+	if RowKind(t) == "update" {
 		return 2
 	}
 	return 1

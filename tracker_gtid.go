@@ -48,14 +48,13 @@ func fingerprintAdd(fp uint64, kind byte, text string) uint64 {
 	return h
 }
 
-// rowKind is 'i', 'u' or 'd' for a rows event type.
+// rowKind is 'i', 'u' or 'd' for a rows event type, the fingerprint's
+// byte for a row change (persisted in tokens: it must not change).
 func rowKind(t replication.EventType) byte {
-	switch t {
-	case replication.WRITE_ROWS_EVENTv0, replication.WRITE_ROWS_EVENTv1, replication.WRITE_ROWS_EVENTv2,
-		replication.MARIADB_WRITE_ROWS_COMPRESSED_EVENT_V1:
+	switch RowKind(t) {
+	case "insert":
 		return 'i'
-	case replication.DELETE_ROWS_EVENTv0, replication.DELETE_ROWS_EVENTv1, replication.DELETE_ROWS_EVENTv2,
-		replication.MARIADB_DELETE_ROWS_COMPRESSED_EVENT_V1:
+	case "delete":
 		return 'd'
 	}
 	return 'u'

@@ -498,7 +498,7 @@ func reconnectLine(log string) string {
 
 // rowsName names a Rows event type as the server's docs do.
 func rowsName(t replication.EventType) string {
-	switch rowKind(t) {
+	switch binlogstream.RowKind(t) {
 	case "insert":
 		return "Write_rows"
 	case "update":

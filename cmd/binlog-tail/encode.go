@@ -18,22 +18,6 @@ import (
 // the same binlog always gives the same bytes, and a row costs no
 // reflection. See doc.go for the format.
 
-// rowKind names what a rows event does, "" for an event that is not one.
-func rowKind(t replication.EventType) string {
-	switch t {
-	case replication.WRITE_ROWS_EVENTv0, replication.WRITE_ROWS_EVENTv1, replication.WRITE_ROWS_EVENTv2,
-		replication.MARIADB_WRITE_ROWS_COMPRESSED_EVENT_V1:
-		return "insert"
-	case replication.UPDATE_ROWS_EVENTv0, replication.UPDATE_ROWS_EVENTv1, replication.UPDATE_ROWS_EVENTv2,
-		replication.MARIADB_UPDATE_ROWS_COMPRESSED_EVENT_V1, replication.PARTIAL_UPDATE_ROWS_EVENT:
-		return "update"
-	case replication.DELETE_ROWS_EVENTv0, replication.DELETE_ROWS_EVENTv1, replication.DELETE_ROWS_EVENTv2,
-		replication.MARIADB_DELETE_ROWS_COMPRESSED_EVENT_V1:
-		return "delete"
-	}
-	return ""
-}
-
 // isTxnMarker reports whether a Query event only opens or ends a
 // transaction (no line is written for those).
 func isTxnMarker(q []byte) bool {

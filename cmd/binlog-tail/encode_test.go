@@ -111,12 +111,12 @@ func TestLines(t *testing.T) {
 }
 
 func TestRowKindAndMarkers(t *testing.T) {
-	assert.Equal(t, "insert", rowKind(replication.WRITE_ROWS_EVENTv2))
-	assert.Equal(t, "insert", rowKind(replication.MARIADB_WRITE_ROWS_COMPRESSED_EVENT_V1))
-	assert.Equal(t, "update", rowKind(replication.UPDATE_ROWS_EVENTv1))
-	assert.Equal(t, "update", rowKind(replication.PARTIAL_UPDATE_ROWS_EVENT))
-	assert.Equal(t, "delete", rowKind(replication.DELETE_ROWS_EVENTv2))
-	assert.Equal(t, "", rowKind(replication.TABLE_MAP_EVENT))
+	assert.Equal(t, "insert", binlogstream.RowKind(replication.WRITE_ROWS_EVENTv2))
+	assert.Equal(t, "insert", binlogstream.RowKind(replication.MARIADB_WRITE_ROWS_COMPRESSED_EVENT_V1))
+	assert.Equal(t, "update", binlogstream.RowKind(replication.UPDATE_ROWS_EVENTv1))
+	assert.Equal(t, "update", binlogstream.RowKind(replication.PARTIAL_UPDATE_ROWS_EVENT))
+	assert.Equal(t, "delete", binlogstream.RowKind(replication.DELETE_ROWS_EVENTv2))
+	assert.Equal(t, "", binlogstream.RowKind(replication.TABLE_MAP_EVENT))
 	for _, q := range []string{"BEGIN", "COMMIT", "ROLLBACK", " commit "} {
 		assert.True(t, isTxnMarker([]byte(q)), q)
 	}

@@ -381,7 +381,7 @@ func (t *tailer) onEvent(_ context.Context, ev binlogstream.Event) error {
 	rows := false
 	switch e := ev.Event.(type) {
 	case *replication.RowsEvent:
-		if rowKind(ev.Header.EventType) == "" {
+		if binlogstream.RowKind(ev.Header.EventType) == "" {
 			return t.checkTarget(&ev)
 		}
 		rows = true
@@ -431,7 +431,7 @@ func (j *job) format() {
 	ev := &j.ev
 	switch e := ev.Event.(type) {
 	case *replication.RowsEvent:
-		kind := rowKind(ev.Header.EventType)
+		kind := binlogstream.RowKind(ev.Header.EventType)
 		per := 1
 		if kind == "update" {
 			per = 2
