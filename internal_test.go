@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 )
@@ -82,4 +83,21 @@ func TestCRCMatchesStdlib(t *testing.T) {
 		}
 		require.Equal(t, crc32.ChecksumIEEE(b), crcIEEE(b), "length %d", n)
 	}
+}
+
+// TestTaggedGTIDText: MySQL 8.4 tagged GTIDs read "uuid:tag:gno", the text
+// go-mysql's GTID sets parse and print the same way; no tag gives the
+// plain "uuid:gno", and an anonymous one (gno 0) nothing.
+func TestTaggedGTIDText(t *testing.T) {
+	sid := uuid.MustParse("3e11fa47-71ca-11e1-9e33-c80aa9429562")
+	ev := func(tag string, gno int64) *replication.GtidTaggedLogEvent {
+		return &replication.GtidTaggedLogEvent{GTIDEvent: replication.GTIDEvent{SID: sid[:], GNO: gno, Tag: mysql.NewTag(tag)}}
+	}
+	g := mysqlTaggedGTIDString(ev("alpha", 5))
+	require.Equal(t, sid.String()+":alpha:5", g)
+	set, err := mysql.ParseGTIDSet(mysql.MySQLFlavor, g)
+	require.NoError(t, err)
+	require.Equal(t, g, set.String())
+	require.Equal(t, sid.String()+":5", mysqlTaggedGTIDString(ev("", 5)))
+	require.Equal(t, "", mysqlTaggedGTIDString(ev("alpha", 0)))
 }

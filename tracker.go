@@ -345,11 +345,7 @@ func (t *tracker) updateState(ev *replication.BinlogEvent) string {
 	case *replication.GtidTaggedLogEvent:
 		t.pending, t.rowsStmt = false, false
 		t.stage = txnHeader
-		t.gtid = mysqlGTIDString(&e.GTIDEvent)
-		if tag := e.Tag.String(); tag != "" && t.gtid != "" {
-			i := strings.IndexByte(t.gtid, ':')
-			t.gtid = t.gtid[:i] + ":" + tag + t.gtid[i:]
-		}
+		t.gtid = mysqlTaggedGTIDString(e)
 	case *replication.MariadbGTIDEvent:
 		t.pending, t.rowsStmt = false, false
 		t.gtid = e.GTID.String()
@@ -403,6 +399,17 @@ func mysqlGTIDString(e *replication.GTIDEvent) string {
 	}
 	b[n] = ':'
 	return string(strconv.AppendInt(b[:n+1], e.GNO, 10))
+}
+
+// mysqlTaggedGTIDString is "uuid:tag:gno" (MySQL 8.4 tagged GTIDs), or
+// mysqlGTIDString's text when there is no tag; "" when anonymous.
+func mysqlTaggedGTIDString(e *replication.GtidTaggedLogEvent) string {
+	g := mysqlGTIDString(&e.GTIDEvent)
+	if tag := e.Tag.String(); tag != "" && g != "" {
+		i := strings.IndexByte(g, ':')
+		g = g[:i] + ":" + tag + g[i:]
+	}
+	return g
 }
 
 const hexDigits = "0123456789abcdef"

@@ -1,8 +1,6 @@
 package binlogstream
 
 import (
-	"strings"
-
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 	"github.com/google/uuid"
@@ -214,20 +212,20 @@ func (t *gtidTracker) step(ev *replication.BinlogEvent) (action, uint32, error) 
 		}
 		return actDeliver, 0, nil
 	}
+	const anonymous = "anonymous transaction in a GTID-mode stream (the server has gtid_mode OFF?)"
 	switch e := ev.Event.(type) {
 	case *replication.GTIDEvent:
 		g := mysqlGTIDString(e)
 		if g == "" {
-			return 0, 0, positionError("anonymous transaction in a GTID-mode stream (the server has gtid_mode OFF?)")
+			return 0, 0, positionError(anonymous)
 		}
 		t.cur = parsedGTID{kind: gtidMySQL, str: g, gno: e.GNO}
 		copy(t.cur.sid[:], e.SID)
 		return begin(g)
 	case *replication.GtidTaggedLogEvent:
-		g := mysqlGTIDString(&e.GTIDEvent)
-		if tag := e.Tag.String(); tag != "" {
-			i := strings.IndexByte(g, ':')
-			g = g[:i] + ":" + tag + g[i:]
+		g := mysqlTaggedGTIDString(e)
+		if g == "" {
+			return 0, 0, positionError(anonymous)
 		}
 		t.cur = parsedGTID{kind: gtidText, str: g}
 		return begin(g)
