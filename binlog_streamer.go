@@ -189,7 +189,6 @@ type BinlogStreamer struct {
 	// stop target (StopAtCurrent): a GTID set in GTID mode, else a position
 	stopSet mysql.GTIDSet
 	stopPos Position
-	stopped bool // the target was reached: Run returns nil
 
 	dropped, reconnects, failovers atomic.Uint64
 	hasStop                        atomic.Bool

@@ -43,10 +43,10 @@ func SkipReplayedRows(streamed Position) func(*replication.RowsEvent, []byte) er
 	until := uint32(streamed.Offset)
 	return func(re *replication.RowsEvent, data []byte) error {
 		pos, err := re.DecodeHeader(data)
-		if err != nil || done.Load() {
-			if err != nil {
-				return err
-			}
+		if err != nil {
+			return err
+		}
+		if done.Load() {
 			return re.DecodeData(pos, data)
 		}
 		logPos, ok := headerLogPos(data)

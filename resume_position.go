@@ -380,7 +380,7 @@ func ParseResumePosition(tok string) (ResumePosition, error) {
 		return ResumePosition{}, tokenError(tok, "truncated")
 	}
 	body, sum := raw[:len(raw)-4], binary.LittleEndian.Uint32(raw[len(raw)-4:])
-	if crc32.ChecksumIEEE(body) != sum {
+	if crcIEEE(body) != sum {
 		return ResumePosition{}, tokenError(tok, "checksum mismatch (corrupt or edited)")
 	}
 	d := tokenDecoder{b: body}
