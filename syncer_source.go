@@ -264,16 +264,16 @@ func (s *SyncerSource) openWith(ctx context.Context, adjust func(*replication.Bi
 			b.Close()
 			return nil, fmt.Errorf("binlogstream: connect to %s: %w", s.cfg.DSN, scrubError(r.err, s.cfg.Password))
 		}
-		st := &syncerStream{syncer: b, q: q, stop: make(chan struct{})}
-		go st.watch(s.cfg.ReadTimeout)
+		sctx, cancel := context.WithCancel(context.Background())
+		st := &syncerStream{syncer: b, q: q, ctx: sctx, cancel: cancel, timeout: s.cfg.ReadTimeout}
+		go st.watch()
 		go func() {
 			// Events go to q, not to GetEvent: it only reports how the
 			// dump ended (a lost connection, a server error), after the
 			// events that came before.
-			ctx := st.ctx()
 			var err error
 			for err == nil {
-				_, err = r.st.GetEvent(ctx)
+				_, err = r.st.GetEvent(sctx)
 			}
 			q.fail(err)
 		}()
@@ -288,7 +288,11 @@ type syncerStream struct {
 	syncer *replication.BinlogSyncer
 	q      *eventQueue
 	once   sync.Once
-	stop   chan struct{} // closed by Close
+	// ctx is cancelled by Close: it ends the watchdog and the goroutine
+	// waiting for the dump's ending error.
+	ctx     context.Context
+	cancel  context.CancelFunc
+	timeout time.Duration // SyncerConfig.ReadTimeout
 
 	// batch is what Next serves from, taken from q at once; batch[pos:]
 	// are still to serve (served slots are cleared).
@@ -299,18 +303,6 @@ type syncerStream struct {
 	// each: odd while Next waits.
 	calls    atomic.Uint64
 	timedOut atomic.Bool // the watchdog closed the stream
-
-	timeoutNanos atomic.Int64
-}
-
-// ctx is done once the stream is closed.
-func (s *syncerStream) ctx() context.Context {
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		<-s.stop
-		cancel()
-	}()
-	return ctx
 }
 
 // errReadTimeout wraps mysql.ErrBadConn: a silent connection is a lost one.
@@ -340,7 +332,7 @@ func (s *syncerStream) Next(ctx context.Context) (*replication.BinlogEvent, erro
 	}
 	if err != nil {
 		if s.timedOut.Load() && ctx.Err() == nil {
-			return nil, &readTimeoutError{d: s.timeout()}
+			return nil, &readTimeoutError{d: s.timeout}
 		}
 		return nil, err
 	}
@@ -350,19 +342,17 @@ func (s *syncerStream) Next(ctx context.Context) (*replication.BinlogEvent, erro
 	return ev, nil
 }
 
-func (s *syncerStream) timeout() time.Duration { return time.Duration(s.timeoutNanos.Load()) }
-
 // watch closes the stream when Next has waited for timeout with nothing
 // arriving, heartbeats included. A slow listener is not a dead server, so
 // only time spent waiting counts.
-func (s *syncerStream) watch(timeout time.Duration) {
-	s.timeoutNanos.Store(int64(timeout))
+func (s *syncerStream) watch() {
+	timeout := s.timeout
 	tick := time.NewTicker(max(timeout/8, time.Millisecond))
 	defer tick.Stop()
 	last, idleSince := s.calls.Load(), time.Now()
 	for {
 		select {
-		case <-s.stop:
+		case <-s.ctx.Done():
 			return
 		case now := <-tick.C:
 			// Waiting since the last tick: the same odd count. Any change
@@ -388,7 +378,7 @@ func (s *syncerStream) Close() error {
 		// GetEvent below; it also frees go-mysql's goroutine if it waits
 		// for room.
 		s.q.fail(errQueueClosed)
-		close(s.stop)
+		s.cancel()
 		s.syncer.Close()
 	})
 	return nil
