@@ -43,9 +43,25 @@ type Table struct {
 	Schema string
 	Name   string
 	// Columns are all nullable; the Table_map carries their names (as with
-	// binlog_row_metadata=FULL) so tests can check them.
+	// binlog_row_metadata=FULL) so tests can check them, unless Metadata
+	// says otherwise.
 	Columns []Column
+	// Metadata is the binlog_row_metadata the Table_map is written with.
+	Metadata RowMetadata
 }
+
+// RowMetadata is a binlog_row_metadata mode: what a Table_map carries
+// beyond column types.
+type RowMetadata uint8
+
+const (
+	// MetadataFull: signedness and column names (the default here).
+	MetadataFull RowMetadata = iota
+	// MetadataMinimal: signedness only.
+	MetadataMinimal
+	// MetadataNoLog: nothing (MariaDB 10.11's default).
+	MetadataNoLog
+)
 
 // Row is one row image: one value per column, nil for NULL.
 type Row []any
@@ -81,8 +97,14 @@ func TableMapBody(t Table) []byte {
 		names = mysql.AppendLengthEncodedInteger(names, uint64(len(c.Name)))
 		names = append(names, c.Name...)
 	}
+	if t.Metadata == MetadataNoLog {
+		return b
+	}
 	signed = make([]byte, (numeric+7)/8) // all signed
 	b = appendTLV(b, replication.TABLE_MAP_OPT_META_SIGNEDNESS, signed)
+	if t.Metadata == MetadataMinimal {
+		return b
+	}
 	return appendTLV(b, replication.TABLE_MAP_OPT_META_COLUMN_NAME, names)
 }
 
