@@ -145,12 +145,12 @@ func positionalColumns(tm *replication.TableMapEvent) []Column {
 			}
 		}
 	}
-	enums, sets := tm.EnumStrValueMap(), tm.SetStrValueMap()
+	enums, sets, geoms := tm.EnumStrValueMap(), tm.SetStrValueMap(), tm.GeometryTypeMap()
 	for i := range cols {
 		c := &cols[i]
 		c.BinlogType, c.BinlogMeta = tm.ColumnType[i], tm.ColumnMeta[i]
 		_, c.Nullable = tm.Nullable(i)
-		c.Unsigned = unsigned[i]
+		c.Unsigned = unsigned[i] && c.BinlogType != mysql.MYSQL_TYPE_YEAR // the server flags YEAR unsigned
 		if id, ok := colls[i]; ok {
 			c.Charset, c.Collation = collationName(id)
 		}
@@ -159,8 +159,23 @@ func positionalColumns(tm *replication.TableMapEvent) []Column {
 		} else if s, ok := sets[i]; ok {
 			c.Elems = s
 		}
+		if g, ok := geoms[i]; ok && g < uint64(len(geometryTypes)) {
+			c.DataType = geometryTypes[g]
+		}
 	}
 	return cols
+}
+
+// geometryTypes names the Table_map's geometry subtypes (MINIMAL, FULL).
+var geometryTypes = [...]string{"geometry", "point", "linestring", "polygon", "multipoint", "multilinestring", "multipolygon", "geometrycollection"}
+
+func isGeometryType(dt string) bool {
+	for _, g := range geometryTypes {
+		if dt == g {
+			return true
+		}
+	}
+	return false
 }
 
 // collationName maps a collation id to its charset and collation names.
@@ -229,7 +244,9 @@ func typeFromBinlog(c *Column, flavor string) {
 	case mysql.MYSQL_TYPE_JSON:
 		c.DataType = "json"
 	case mysql.MYSQL_TYPE_GEOMETRY:
-		c.DataType = "geometry"
+		if !isGeometryType(c.DataType) {
+			c.DataType = "geometry"
+		}
 	case mysql.MYSQL_TYPE_BLOB:
 		binary := c.Charset == "binary"
 		c.DataType = blobName(int(meta), binary)
