@@ -197,7 +197,7 @@ func columnFromInfoSchema(r []string) Column {
 	return c
 }
 
-// parseEnumMembers reads the members of "enum('a','b''c')".
+// parseEnumMembers reads the members of "enum('a','b”c')".
 func parseEnumMembers(colType string) []string {
 	open := strings.IndexByte(colType, '(')
 	if open < 0 {
