@@ -209,8 +209,9 @@ type BinlogStreamer struct {
 
 	// Run's goroutine only: the schema history's records (loaded and
 	// appended) and the tracker of the current dump.
-	schema schemaLog
-	sch    *schemaTracker
+	schema    schemaLog
+	sch       *schemaTracker
+	schemaOff bool // the prescan's streamer: no schema tracking
 }
 
 // NewBinlogStreamer validates cfg and returns a streamer ready to Run.
@@ -298,7 +299,10 @@ func (s *BinlogStreamer) Run(ctx context.Context) error {
 	listeners := append([]Listener(nil), s.listeners...)
 	s.mu.Unlock()
 
-	err := s.schema.open(runCtx, &s.cfg, s.source(), s.ResumePosition())
+	var err error
+	if !s.schemaOff {
+		err = s.schema.open(runCtx, &s.cfg, s.source(), s.ResumePosition())
+	}
 	if err == nil {
 		err = s.run(runCtx, listeners)
 	}
@@ -396,8 +400,10 @@ func backoff(base, maxWait time.Duration, n int) time.Duration {
 // (nil: the stop target was reached).
 func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener) (err error) {
 	from := s.ResumePosition()
-	if s.sch, err = s.schema.trackerAt(from); err != nil {
-		return err
+	if !s.schemaOff {
+		if s.sch, err = s.schema.trackerAt(from); err != nil {
+			return err
+		}
 	}
 	var tr eventTracker
 	var st Stream

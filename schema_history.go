@@ -98,6 +98,7 @@ func skipSQLSpaceAndComments(q []byte) []byte {
 // record and for the tests.
 type ddlChange struct {
 	touched []tableKey // tables whose definition changed (renames: both names)
+	dbs     []string   // databases created, altered or dropped
 }
 
 // apply advances the history by one DDL statement run with default
@@ -113,10 +114,12 @@ func (h *schemaHistory) apply(db, sql string) (ddlChange, error) {
 			delete(h.tables, k)
 			h.unknown[k] = "a DDL statement the schema parser cannot read: " + truncateSQL(sql) + " (" + err.Error() + ")"
 		}
+		ch := ddlChange{touched: keys}
 		if dropDB := dropDatabaseTarget(sql); dropDB != "" {
 			h.dropDatabase(dropDB)
+			ch.dbs = append(ch.dbs, dropDB)
 		}
-		return ddlChange{touched: keys}, nil
+		return ch, nil
 	}
 	var ch ddlChange
 	for _, st := range stmts {
@@ -184,6 +187,7 @@ func (h *schemaHistory) applyStmt(db string, st ast.StmtNode, sql string, ch *dd
 		if _, ok := h.dbs[s.Name.O]; !ok || !s.IfNotExists {
 			h.dbs[s.Name.O] = cs
 		}
+		ch.dbs = append(ch.dbs, s.Name.O)
 	case *ast.AlterDatabaseStmt:
 		name := s.Name.O
 		if name == "" {
@@ -192,8 +196,10 @@ func (h *schemaHistory) applyStmt(db string, st ast.StmtNode, sql string, ch *dd
 		for _, o := range s.Options {
 			h.dbs[name] = charsetOfOption(o.Tp == ast.DatabaseOptionCharset, o.Tp == ast.DatabaseOptionCollate, o.Value, h.dbs[name])
 		}
+		ch.dbs = append(ch.dbs, name)
 	case *ast.DropDatabaseStmt:
 		h.dropDatabase(s.Name.O)
+		ch.dbs = append(ch.dbs, s.Name.O)
 	case *ast.CreateTableStmt:
 		if s.TemporaryKeyword != ast.TemporaryNone {
 			return nil // not in a row-format binlog's rows

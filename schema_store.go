@@ -180,8 +180,8 @@ func decodeSchemaLine(line []byte) (SchemaRecord, error) {
 	if err := json.NewDecoder(bufio.NewReader(bytes.NewReader(js))).Decode(&rec); err != nil {
 		return rec, err
 	}
-	if rec.Snapshot == nil && rec.Statement == "" {
-		return rec, errors.New("record holds neither a snapshot nor a statement")
+	if rec.Snapshot == nil && rec.Prescan == nil && rec.Statement == "" {
+		return rec, errors.New("record holds no snapshot, prescan or statement")
 	}
 	return rec, nil
 }

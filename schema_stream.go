@@ -70,7 +70,7 @@ func (l *schemaLog) open(ctx context.Context, cfg *Config, src Source, from Resu
 			return fmt.Errorf("%w: load: %v", ErrSchemaHistory, err)
 		}
 		for i := range recs {
-			if recs[i].Snapshot == nil {
+			if recs[i].isDDL() {
 				l.stmts[recs[i].key()] = recs[i].Statement
 			}
 		}
@@ -92,8 +92,27 @@ func (l *schemaLog) open(ctx context.Context, cfg *Config, src Source, from Resu
 			return err
 		}
 	}
+	if err := l.prescanIfNeeded(ctx, cfg, src, from); err != nil {
+		return err
+	}
 	l.opened = true
 	return nil
+}
+
+// prescanIfNeeded reads the binlog from `from` to a snapshot that is
+// newer than it, once, and records the tables DDL touches in between: the
+// snapshot's other tables are then known from `from` on.
+func (l *schemaLog) prescanIfNeeded(ctx context.Context, cfg *Config, src Source, from ResumePosition) error {
+	_, _, pending, err := historyAt(l.recs, from)
+	if err != nil || pending == nil || findPrescan(l.recs, pending, from) != nil {
+		return err
+	}
+	cfg.Logger.WithField("from", from.describe()).Info("reading the binlog up to the schema snapshot's position for the DDL in between")
+	p, err := prescan(ctx, src, from, pending, cfg.Logger)
+	if err != nil {
+		return fmt.Errorf("binlogstream: read the DDL between the start and the schema snapshot: %w", err)
+	}
+	return l.append(SchemaRecord{Prescan: p})
 }
 
 // hasSnapshot reports whether a snapshot usable in from's mode exists.
@@ -110,7 +129,7 @@ func (l *schemaLog) hasSnapshot(from ResumePosition) bool {
 // whose key holds another statement means the history is another
 // binlog's.
 func (l *schemaLog) append(rec SchemaRecord) error {
-	if rec.Snapshot == nil {
+	if rec.isDDL() {
 		k := rec.key()
 		if stmt, ok := l.stmts[k]; ok {
 			if stmt != rec.Statement {
@@ -142,6 +161,9 @@ func (l *schemaLog) trackerAt(r ResumePosition) (*schemaTracker, error) {
 // observeSchema follows one event in the schema history and persists a
 // new DDL record before the event can be acknowledged.
 func (s *BinlogStreamer) observeSchema(be *replication.BinlogEvent, d *decision) (*Table, error) {
+	if s.sch == nil {
+		return nil, nil
+	}
 	t, rec, err := s.sch.observe(be, d)
 	if err != nil {
 		return nil, err

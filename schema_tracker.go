@@ -39,6 +39,7 @@ type SnapshotTable struct {
 // or a DDL statement at its binlog position.
 type SchemaRecord struct {
 	Snapshot *SchemaSnapshot `json:"snapshot,omitempty"`
+	Prescan  *SchemaPrescan  `json:"prescan,omitempty"`
 
 	// A DDL statement: its transaction's GTID (GTID mode), the end of its
 	// event, its default database and text.
@@ -47,6 +48,8 @@ type SchemaRecord struct {
 	Database  string   `json:"db,omitempty"`
 	Statement string   `json:"sql,omitempty"`
 }
+
+func (r *SchemaRecord) isDDL() bool { return r.Snapshot == nil && r.Prescan == nil }
 
 // key identifies a DDL record: its GTID where it has one (the same on
 // every server of a topology), else its end position.
@@ -140,10 +143,14 @@ func historyAt(recs []SchemaRecord, r ResumePosition) (*schemaHistory, map[strin
 	if base != nil {
 		h.install(base)
 		pending = nil
+	} else if pending != nil {
+		if p := findPrescan(recs, pending, r); p != nil {
+			h.installUntouched(pending, p)
+		}
 	}
 	for i := range recs {
 		rec := &recs[i]
-		if rec.Snapshot != nil || !ddlAtOrBefore(rec, r, executed) {
+		if !rec.isDDL() || !ddlAtOrBefore(rec, r, executed) {
 			continue
 		}
 		applied[rec.key()] = true
@@ -300,7 +307,8 @@ func (st *schemaTracker) unknownReason(k tableKey) string {
 	}
 	if st.pending != nil {
 		return "the binlog carries no column names (binlog_row_metadata is not FULL) and the schema snapshot is " +
-			"newer than this position: known from the snapshot's position on, or from a CREATE in the streamed binlog"
+			"newer than this position, with a DDL on the table in between (or the binlog in between not read): " +
+			"known from the snapshot's position on, or from a CREATE in the streamed binlog"
 	}
 	return "the binlog carries no column names (binlog_row_metadata is not FULL) and the schema history has no " +
 		"definition of the table (no snapshot covers it and its CREATE was not in the streamed binlog)"
