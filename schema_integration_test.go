@@ -262,7 +262,6 @@ func fileSize(path string) int64 {
 	return st.Size()
 }
 
-
 // TestIntegrationSchemaHiddenDDL: an ALTER run with sql_log_bin=0 changes
 // the table behind the history's back; in NO_LOG mode the next Table_map
 // stops the stream with a SchemaMismatchError, and nothing is delivered
