@@ -458,6 +458,9 @@ func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener) (
 		if err != nil {
 			return s.classify(from, err)
 		}
+		if be.Header.EventType == replication.FORMAT_DESCRIPTION_EVENT && s.sch != nil {
+			s.sch.formatDescription(be)
+		}
 		if err := tr.observe(be, &d); err != nil {
 			return err
 		}

@@ -42,6 +42,7 @@ type schemaHistory struct {
 	// ("" when unknown).
 	dbs           map[string]string
 	serverCharset string
+	version       uint64 // bumped by the tracker on every change
 }
 
 func newSchemaHistory() *schemaHistory {

@@ -1,6 +1,7 @@
 package binlogstream
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 
@@ -184,22 +185,27 @@ type schemaTracker struct {
 	applied map[string]bool
 	pending *SchemaSnapshot
 
+	crc   int         // checksum bytes after each event's body (from the Format_description)
+	last  *tableEntry // the last rows event's, the common case for the next one
 	byID  map[uint64]*tableEntry
 	idOf  map[tableKey]uint64
 	noLog string // why a table without history is unknown
 }
 
 type tableEntry struct {
-	tm    *replication.TableMapEvent
-	hist  *histTable
-	table *Table
+	version uint64 // the history's version when hist was last looked up
+	body    []byte // the Table_map's body, without header and checksum
+	key     tableKey
+	tm      *replication.TableMapEvent
+	hist    *histTable
+	table   *Table
 }
 
 func newSchemaTracker(flavor string, h *schemaHistory, applied map[string]bool, pending *SchemaSnapshot) *schemaTracker {
 	if applied == nil {
 		applied = map[string]bool{}
 	}
-	return &schemaTracker{flavor: flavor, hist: h, applied: applied, pending: pending,
+	return &schemaTracker{flavor: flavor, hist: h, applied: applied, pending: pending, crc: -1,
 		byID: map[uint64]*tableEntry{}, idOf: map[tableKey]uint64{}}
 }
 
@@ -215,12 +221,16 @@ func (st *schemaTracker) observe(be *replication.BinlogEvent, d *decision) (*Tab
 	}
 	switch e := be.Event.(type) {
 	case *replication.RowsEvent:
+		if st.last != nil && st.last.tm.TableID == e.TableID {
+			return st.last.table, nil, nil
+		}
 		if ent := st.byID[e.TableID]; ent != nil {
+			st.last = ent
 			return ent.table, nil, nil
 		}
 		return nil, nil, nil
 	case *replication.TableMapEvent:
-		t, err := st.resolve(e, d)
+		t, err := st.resolve(e, be.RawData, d)
 		return t, nil, err
 	case *replication.QueryEvent:
 		if !isDDLText(e.Query) {
@@ -231,6 +241,7 @@ func (st *schemaTracker) observe(be *replication.BinlogEvent, d *decision) (*Tab
 		if st.applied[k] {
 			return nil, nil, nil
 		}
+		st.hist.version++
 		if _, err := st.hist.apply(rec.Database, rec.Statement); err != nil {
 			return nil, nil, fmt.Errorf("%w (at %s)", err, d.start)
 		}
@@ -260,18 +271,24 @@ func (st *schemaTracker) maybeInstall(be *replication.BinlogEvent, d *decision) 
 		reached = d.start.Compare(s.Position) >= 0
 	}
 	if reached {
+		st.hist.version++
 		st.hist.install(s)
 		st.pending = nil
 	}
 	return nil
 }
 
-func (st *schemaTracker) resolve(tm *replication.TableMapEvent, d *decision) (*Table, error) {
-	k := tableKey{string(tm.Schema), string(tm.Table)}
-	h := st.hist.tables[k]
-	if ent := st.byID[tm.TableID]; ent != nil && ent.hist == h && sameTableMap(ent.tm, tm) {
+func (st *schemaTracker) resolve(tm *replication.TableMapEvent, raw []byte, d *decision) (*Table, error) {
+	// The hit path (every statement of one table version) allocates nothing
+	// and compares the event's body bytes.
+	body := st.tableMapBody(raw)
+	if ent := st.byID[tm.TableID]; ent != nil && (ent.version == st.hist.version || st.hist.tables[ent.key] == ent.hist) &&
+		(body != nil && bytes.Equal(ent.body, body) || sameTableMap(ent.tm, tm)) {
+		ent.version = st.hist.version
 		return ent.table, nil
 	}
+	k := tableKey{string(tm.Schema), string(tm.Table)}
+	h := st.hist.tables[k]
 	var t *Table
 	switch {
 	case hasNames(tm):
@@ -296,9 +313,30 @@ func (st *schemaTracker) resolve(tm *replication.TableMapEvent, d *decision) (*T
 	if old, ok := st.idOf[k]; ok && old != tm.TableID {
 		delete(st.byID, old)
 	}
+	st.last = nil
 	st.idOf[k] = tm.TableID
-	st.byID[tm.TableID] = &tableEntry{tm: tm, hist: h, table: t}
+	st.byID[tm.TableID] = &tableEntry{key: k, tm: tm, hist: h, table: t, version: st.hist.version, body: bytes.Clone(body)}
 	return t, nil
+}
+
+// formatDescription notes the dump's checksum length.
+func (st *schemaTracker) formatDescription(be *replication.BinlogEvent) {
+	st.crc = -1
+	if fde, ok := be.Event.(*replication.FormatDescriptionEvent); ok {
+		st.crc = 0
+		if fde.ChecksumAlgorithm == replication.BINLOG_CHECKSUM_ALG_CRC32 {
+			st.crc = 4
+		}
+	}
+}
+
+// tableMapBody is a Table_map's body bytes, nil when the checksum length
+// is not known.
+func (st *schemaTracker) tableMapBody(raw []byte) []byte {
+	if st.crc < 0 || len(raw) < replication.EventHeaderSize+st.crc {
+		return nil
+	}
+	return raw[replication.EventHeaderSize : len(raw)-st.crc]
 }
 
 func (st *schemaTracker) unknownReason(k tableKey) string {
