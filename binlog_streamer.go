@@ -211,7 +211,8 @@ type BinlogStreamer struct {
 	// appended) and the tracker of the current dump.
 	schema    schemaLog
 	sch       *schemaTracker
-	schemaOff bool // the prescan's streamer: no schema tracking
+	schemaOff bool // no schema tracking (the prescan's streamer, benchmarks)
+	ddlOnly   bool // the prescan's streamer: rows events may come undecoded
 }
 
 // NewBinlogStreamer validates cfg and returns a streamer ready to Run.
@@ -561,7 +562,7 @@ func (s *BinlogStreamer) handle(ctx context.Context, listeners []Listener, be *r
 	if err != nil {
 		return err
 	}
-	if re, ok := be.Event.(*replication.RowsEvent); ok && re.Rows == nil && isRowsEvent(be.Header.EventType) {
+	if re, ok := be.Event.(*replication.RowsEvent); ok && re.Rows == nil && isRowsEvent(be.Header.EventType) && !s.ddlOnly {
 		// SkipReplayedRows left it undecoded: it should have been dropped.
 		return positionError("rows event at %s-%s was skipped as replayed but is not before the streamed position %s",
 			d.start, d.end, from.Streamed)
@@ -569,7 +570,11 @@ func (s *BinlogStreamer) handle(ctx context.Context, listeners []Listener, be *r
 	ev := Event{BinlogEvent: be, Start: d.start, End: d.end, GTID: d.gtid, Resume: d.after, before: d.before, Table: table}
 	if d.skipRows > 0 {
 		re := be.Event.(*replication.RowsEvent)
-		re.Rows = re.Rows[int(d.skipRows)*rowsPerChange(be.Header.EventType):]
+		k := int(d.skipRows) * rowsPerChange(be.Header.EventType)
+		if len(re.SkippedColumns) == len(re.Rows) { // a MINIMAL/NOBLOB image's columns left out, per row
+			re.SkippedColumns = re.SkippedColumns[k:]
+		}
+		re.Rows = re.Rows[k:]
 		ev.SkippedRows = int(d.skipRows)
 	}
 	if err := ctx.Err(); err != nil {

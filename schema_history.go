@@ -745,3 +745,56 @@ func parseTableName(db, s string) tableKey {
 	}
 	return tableKey{db, unq(s)}
 }
+
+// serverCollation reads collation_server from a Query event's status
+// variables (Q_CHARSET_CODE: character_set_client, collation_connection,
+// collation_server, two bytes each): the default a CREATE DATABASE without
+// a charset got. 0 when the event does not say.
+func serverCollation(vars []byte) uint64 {
+	for len(vars) > 0 {
+		code := vars[0]
+		vars = vars[1:]
+		n := 0
+		switch code {
+		case 0, 3, 10: // Q_FLAGS2_CODE, Q_AUTO_INCREMENT, Q_MASTER_DATA_WRITTEN_CODE
+			n = 4
+		case 1, 9, 17: // Q_SQL_MODE_CODE, Q_TABLE_MAP_FOR_UPDATE_CODE, Q_DDL_LOGGED_WITH_XID
+			n = 8
+		case 2: // Q_CATALOG_CODE: length, text, NUL
+			if len(vars) < 1 {
+				return 0
+			}
+			n = 1 + int(vars[0]) + 1
+		case 4: // Q_CHARSET_CODE
+			if len(vars) < 6 {
+				return 0
+			}
+			return uint64(vars[4]) | uint64(vars[5])<<8
+		case 5, 6: // Q_TIME_ZONE_CODE, Q_CATALOG_NZ_CODE: length, text
+			if len(vars) < 1 {
+				return 0
+			}
+			n = 1 + int(vars[0])
+		case 7, 8, 18: // Q_LC_TIME_NAMES_CODE, Q_CHARSET_DATABASE_CODE, Q_DEFAULT_COLLATION_FOR_UTF8MB4
+			n = 2
+		case 11: // Q_INVOKER: user and host, each with a length byte
+			if len(vars) < 1 || len(vars) < 2+int(vars[0]) {
+				return 0
+			}
+			n = 1 + int(vars[0]) + 1 + int(vars[1+int(vars[0])])
+		case 13, 128: // Q_MICROSECONDS, MariaDB's Q_HRNOW
+			n = 3
+		case 16, 19, 20, 130: // one byte each
+			n = 1
+		case 129: // MariaDB's Q_XID
+			n = 8
+		default: // Q_UPDATED_DB_NAMES and unknown codes: their length is not known here
+			return 0
+		}
+		if n > len(vars) {
+			return 0
+		}
+		vars = vars[n:]
+	}
+	return 0
+}

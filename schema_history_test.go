@@ -106,3 +106,15 @@ func TestIsDDLText(t *testing.T) {
 		require.Equal(t, want, isDDLText([]byte(q)), q)
 	}
 }
+
+func TestServerCollationFromStatusVars(t *testing.T) {
+	// flags2, sql_mode, catalog "std", auto_increment, charset (33, 33, 45), time zone
+	vars := []byte{0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 2, 3, 's', 't', 'd', 0, 3, 1, 0, 1, 0,
+		4, 33, 0, 33, 0, 45, 0, 5, 3, 'U', 'T', 'C'}
+	require.Equal(t, uint64(45), serverCollation(vars))
+	cs, coll := collationName(45)
+	require.Equal(t, "utf8mb4", cs)
+	require.Equal(t, "utf8mb4_general_ci", coll)
+	require.Zero(t, serverCollation([]byte{12, 1, 'd', 0, 4, 1, 0, 1, 0, 8, 0}), "an unknown-length code first: not read")
+	require.Zero(t, serverCollation([]byte{4, 1, 0}), "truncated")
+}

@@ -2,6 +2,7 @@ package binlogstream
 
 import (
 	"context"
+	"errors"
 	"slices"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -71,11 +72,14 @@ func (h *schemaHistory) installUntouched(s *SchemaSnapshot, p *SchemaPrescan) {
 // prescan streams src from `from` to the snapshot's position and collects
 // the targets of every DDL statement on the way.
 func prescan(ctx context.Context, src Source, from ResumePosition, snap *SchemaSnapshot, log logrus.FieldLogger) (*SchemaPrescan, error) {
+	if rs, ok := src.(ReplaySkipper); ok && !from.IsGTID() {
+		src = skipRowsSource{rs, snap.Position} // only the DDL matters: rows stay undecoded
+	}
 	s, err := NewBinlogStreamer(Config{Source: src, Start: from, Logger: log})
 	if err != nil {
 		return nil, err
 	}
-	s.schemaOff = true
+	s.schemaOff, s.ddlOnly = true, true
 	defer s.Close()
 	if from.IsGTID() {
 		if err := s.StopAtGTID(snap.Executed); err != nil {
@@ -111,4 +115,19 @@ func prescan(ctx context.Context, src Source, from ResumePosition, snap *SchemaS
 		return nil, err
 	}
 	return p, nil
+}
+
+// skipRowsSource opens file-mode dumps that leave the rows events up to
+// a position undecoded.
+type skipRowsSource struct {
+	ReplaySkipper
+	upTo Position
+}
+
+func (s skipRowsSource) OpenFile(ctx context.Context, pos mysql.Position) (Stream, error) {
+	return s.OpenFileReplay(ctx, pos, s.upTo)
+}
+
+func (s skipRowsSource) OpenGTID(ctx context.Context, set mysql.GTIDSet) (Stream, error) {
+	return nil, errors.New("binlogstream: the DDL scan opens file-mode dumps only")
 }

@@ -48,6 +48,9 @@ type SchemaRecord struct {
 	End       Position `json:"end,omitzero"`
 	Database  string   `json:"db,omitempty"`
 	Statement string   `json:"sql,omitempty"`
+	// ServerCharset is the statement's collation_server's charset (from
+	// the Query event), the default of a CREATE DATABASE without one.
+	ServerCharset string `json:"server_charset,omitempty"`
 }
 
 func (r *SchemaRecord) isDDL() bool { return r.Snapshot == nil && r.Prescan == nil }
@@ -59,6 +62,14 @@ func (r *SchemaRecord) key() string {
 		return "gtid:" + r.GTID
 	}
 	return "pos:" + r.End.String()
+}
+
+// applyRecord applies a DDL record with the server charset it ran under.
+func (h *schemaHistory) applyRecord(rec *SchemaRecord) (ddlChange, error) {
+	if rec.ServerCharset != "" {
+		h.serverCharset = rec.ServerCharset
+	}
+	return h.apply(rec.Database, rec.Statement)
 }
 
 // install replaces what the history knows of the snapshot's databases by
@@ -158,7 +169,7 @@ func historyAt(recs []SchemaRecord, r ResumePosition) (*schemaHistory, map[strin
 		if base != nil && inSnapshot(rec, base, r.IsGTID()) {
 			continue // the snapshot already holds it
 		}
-		if _, err := h.apply(rec.Database, rec.Statement); err != nil {
+		if _, err := h.applyRecord(rec); err != nil {
 			return nil, nil, nil, err
 		}
 	}
@@ -242,7 +253,12 @@ func (st *schemaTracker) observe(be *replication.BinlogEvent, d *decision) (*Tab
 			return nil, nil, nil
 		}
 		st.hist.version++
-		if _, err := st.hist.apply(rec.Database, rec.Statement); err != nil {
+		if id := serverCollation(e.StatusVars); id != 0 {
+			if cs, _ := collationName(id); cs != "" && cs[0] != '#' {
+				rec.ServerCharset = normCharset(cs)
+			}
+		}
+		if _, err := st.hist.applyRecord(rec); err != nil {
 			return nil, nil, fmt.Errorf("%w (at %s)", err, d.start)
 		}
 		st.applied[k] = true

@@ -70,6 +70,7 @@ type options struct {
 	ServerID      uint
 	Flavor        string
 	Quiet         bool
+	NoSnapshot    bool
 	// CPUProfile, when set, is where a CPU profile of the run goes.
 	CPUProfile string
 	Demo       bool
@@ -108,6 +109,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.UintVar(&o.ServerID, "server-id", defaultServerID, "replica server id to register with; must differ from every other replica's (and every other binlog-tail's) on the server")
 	fs.StringVar(&o.Flavor, "flavor", "", "mysql or mariadb (default: detected from the server version)")
 	fs.BoolVar(&o.Quiet, "quiet", false, "no progress lines or warnings on stderr")
+	fs.BoolVar(&o.NoSnapshot, "no-schema-snapshot", false, "do not read information_schema for tables created before the stream (their rows are\n"+
+		"positional unless binlog_row_metadata=FULL); the snapshot needs SELECT on them")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the run to `FILE` (for go tool pprof)")
 	fs.BoolVar(&o.Demo, "demo", false, "run a self-contained crash-and-resume demo on an in-process fake server and exit")
 	fs.Usage = func() {
@@ -293,6 +296,7 @@ func runTail(ctx context.Context, o options, stderr io.Writer) error {
 		Source:               src,
 		MaxReconnectAttempts: 10,
 		Logger:               logger,
+		SchemaSnapshot:       !o.NoSnapshot,
 	}
 	if o.GTID {
 		if cfg.Start, cfg.TargetGTID, err = gtidPositions(ctx, o, src, info.Flavor, !rec.Lines); err != nil {

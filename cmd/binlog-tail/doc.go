@@ -6,7 +6,7 @@
 //
 //	binlog-tail --dsn 'USER:PASS@tcp(HOST:PORT)/' --out FILE
 //	    [--start oldest|current|FILE:POS] [--stop-at-current]
-//	    [--server-id N] [--flavor mysql|mariadb] [--quiet] [--cpuprofile FILE]
+//	    [--server-id N] [--flavor mysql|mariadb] [--no-schema-snapshot] [--quiet] [--cpuprofile FILE]
 //	binlog-tail --dsn DSN --out FILE --gtid [--failover-to DSN]...
 //	    [--start oldest|current|GTID_SET] [--stop-at-current] [...]
 //	binlog-tail --demo
@@ -54,6 +54,9 @@
 //     server (or a binlog-tail and a replica) need different ids.
 //   - --flavor: mysql or mariadb; by default detected from the server
 //     version ("MariaDB" in it).
+//   - --no-schema-snapshot: do not read information_schema; the tables
+//     created before the stream then have positional rows unless the
+//     server logs binlog_row_metadata=FULL.
 //   - --quiet: no progress line (about once a second: position, rows/s and
 //     lag) and no reconnect warnings on stderr.
 //   - --cpuprofile FILE: write a CPU profile of the run (go tool pprof).
@@ -68,21 +71,46 @@
 //
 // # Output format
 //
-// One line per row change and one per DDL or other statement; BEGIN,
-// COMMIT, ROLLBACK, XID, Table_map, Format_description and the other events
-// write none. Keys always come in this order ("before" only for updates,
-// "gtid" only when the transaction has a GTID):
+// One line per row change, one per Table_map (the table of the rows that
+// follow) and one per DDL or other statement; BEGIN, COMMIT, ROLLBACK, XID,
+// Format_description and the other events write none. Keys always come in
+// this order ("positional" only for a table whose columns are unknown,
+// "before" only for updates, "primary_key" and "unknown" only when there
+// is one, "gtid" only when the transaction has a GTID):
 //
-//	{"type":"insert|update|delete","schema":S,"table":T,"row":[...],"before":[...],"gtid":G,"file":F,"pos":P,"resume":R}
+//	{"type":"table","schema":S,"table":T,"source":"binlog|history|unknown","columns":[{"name":N,"type":TY,"charset":C,"nullable":B},...],"primary_key":[N,...],"unknown":WHY,"gtid":G,"file":F,"pos":P,"resume":R}
+//	{"type":"insert|update|delete","schema":S,"table":T,"positional":true,"row":{...}|[...],"before":{...}|[...],"gtid":G,"file":F,"pos":P,"resume":R}
 //	{"type":"query","schema":S,"query":Q,"gtid":G,"file":F,"pos":P,"resume":R}
 //
 // "row" is the inserted row, the updated row's after image, or the deleted
-// row. "file" and "pos" are the end of the binlog event the line comes from
+// row: an object keyed by column name, in the table's column order, as of
+// the row's binlog position (binlogstream's Event.Table: the Table_map's
+// own names under binlog_row_metadata=FULL, else the schema history). A
+// column the row image left out (binlog_row_image MINIMAL or NOBLOB) is
+// absent; a NULL is null. Where no schema can be proven (the table line's
+// "source" is "unknown" and "unknown" says why) the row is an array of
+// every value in column order and the line says "positional":true. The
+// table line gives each column's declared type ("int unsigned",
+// "varchar(40)", "enum('a','b')"; null where unknown), its charset when
+// known, and whether it is nullable. "file" and "pos" are the end of the binlog event the line comes from
 // (all rows of one event share them); in GTID mode they are informational
 // and, after a failover, those of the new server's binlog. "resume" is the binlogstream token
 // for the moment right after this line: after the n-th row of an event it
 // is Event.ResumeAfterRows(n), which equals Event.Resume for the event's last
 // row; a query line's is Event.Resume.
+//
+// # Schema history
+//
+// The schema history lives next to the output, in FILE.schema (one
+// checksummed JSON record per line: an information_schema snapshot, the
+// binlog's DDL statements). The first run against a server reads the
+// snapshot (the user then needs SELECT on the streamed tables; see
+// --no-schema-snapshot); when it is newer than --start, the binlog in
+// between is read once for its DDL. A rerun uses the history as of the
+// last line's token, never the live schema. An output file that starts
+// over (no complete line) starts a new history. A table whose Table_map
+// contradicts the history (a DDL run with sql_log_bin=0) stops the run
+// with an error naming the table, position and difference.
 //
 // Column values, in the table's column order:
 //
