@@ -154,14 +154,33 @@ func discardLogger() logrus.FieldLogger {
 	return l
 }
 
-// Stats are counters read while the streamer runs.
+// Stats are counters read while the streamer runs. Each counts one thing,
+// over the streamer's life (every Run):
 type Stats struct {
-	Delivered  uint64        // events handed to the listeners and acknowledged
-	Dropped    uint64        // replayed events dropped after a resume or reconnect
-	Reconnects uint64        // dumps opened after the first one
-	Failovers  uint64        // moves to another server
-	Lag        time.Duration // now minus the last event's timestamp; 0 after a heartbeat
-	Position   ResumePosition
+	// Delivered counts events every listener acknowledged (the inner
+	// events of a Transaction_payload one each).
+	Delivered uint64
+	// DroppedAtStart counts replayed events dropped by the first dump of a
+	// Run: the ones its start position says were delivered before.
+	DroppedAtStart uint64
+	// DroppedAfterReconnect counts replayed events dropped by the dumps
+	// opened after a lost connection (reconnects and failovers): the ones
+	// this streamer had delivered before the connection was lost.
+	DroppedAfterReconnect uint64
+	// ReconnectAttempts counts tries to open a dump after a lost
+	// connection or a failed try, failed ones included.
+	ReconnectAttempts uint64
+	// Reconnects counts dumps opened after a lost connection, on the same
+	// server or, after a failover, on the new one (a Run's first dump is
+	// not one, however many tries it took).
+	Reconnects uint64
+	// Failovers counts moves to another server.
+	Failovers uint64
+	// Lag is now minus the last delivered event's timestamp; 0 after a
+	// heartbeat (the server had nothing more to send).
+	Lag time.Duration
+	// Position is ResumePosition().
+	Position ResumePosition
 }
 
 // BinlogStreamer streams a binlog to listeners with exactly-once delivery
@@ -190,8 +209,10 @@ type BinlogStreamer struct {
 	stopSet mysql.GTIDSet
 	stopPos Position
 
-	dropped, reconnects, failovers atomic.Uint64
-	hasStop                        atomic.Bool
+	droppedAtStart, droppedAfterReconnect atomic.Uint64
+	reconnectAttempts, reconnects         atomic.Uint64
+	failovers                             atomic.Uint64
+	hasStop                               atomic.Bool
 }
 
 // NewBinlogStreamer validates cfg and returns a streamer ready to Run.
@@ -225,12 +246,14 @@ func (s *BinlogStreamer) Stats() Stats {
 	pos, delivered, ts := s.resume, s.delivered, s.lastTS
 	s.mu.Unlock()
 	return Stats{
-		Delivered:  delivered,
-		Dropped:    s.dropped.Load(),
-		Reconnects: s.reconnects.Load(),
-		Failovers:  s.failovers.Load(),
-		Lag:        lagSince(ts),
-		Position:   pos,
+		Delivered:             delivered,
+		DroppedAtStart:        s.droppedAtStart.Load(),
+		DroppedAfterReconnect: s.droppedAfterReconnect.Load(),
+		ReconnectAttempts:     s.reconnectAttempts.Load(),
+		Reconnects:            s.reconnects.Load(),
+		Failovers:             s.failovers.Load(),
+		Lag:                   lagSince(ts),
+		Position:              pos,
 	}
 }
 
@@ -301,7 +324,8 @@ func (s *BinlogStreamer) Run(ctx context.Context) error {
 
 func (s *BinlogStreamer) run(ctx context.Context, listeners []Listener) error {
 	log := s.cfg.Logger
-	failures := 0 // consecutive failed connections
+	failures := 0   // consecutive failed connections
+	dumped := false // a dump was opened: the next one is a reconnect
 	var lastErr error
 	for opened := 0; ; opened++ {
 		if err := ctx.Err(); err != nil {
@@ -337,10 +361,10 @@ func (s *BinlogStreamer) run(ctx context.Context, listeners []Listener) error {
 			}
 		}
 		if opened > 0 {
-			s.reconnects.Add(1)
+			s.reconnectAttempts.Add(1)
 		}
 		before := s.ResumePosition()
-		err := s.streamOnce(ctx, listeners)
+		err := s.streamOnce(ctx, listeners, &dumped)
 		// Progress is a resume position that moved: replayed events
 		// dropped without moving it do not reset the attempt count, so a
 		// server that keeps cutting the replay cannot loop us forever.
@@ -371,8 +395,9 @@ func backoff(base, maxWait time.Duration, n int) time.Duration {
 }
 
 // streamOnce opens one dump at the safe point and streams until an error
-// (nil: the stop target was reached).
-func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener) (err error) {
+// (nil: the stop target was reached). *dumped says a dump of this Run was
+// opened before (this one is then a reconnect); it is set once this one is.
+func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener, dumped *bool) (err error) {
 	from := s.ResumePosition()
 	var tr eventTracker
 	var st Stream
@@ -411,6 +436,12 @@ func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener) (
 	}
 	s.stream = st
 	s.mu.Unlock()
+	dropped := &s.droppedAtStart
+	if *dumped {
+		s.reconnects.Add(1)
+		dropped = &s.droppedAfterReconnect
+	}
+	*dumped = true
 	defer func() {
 		s.mu.Lock()
 		s.stream = nil
@@ -442,7 +473,7 @@ func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener) (
 			}
 			continue
 		case actDrop:
-			s.dropped.Add(1)
+			dropped.Add(1)
 			s.setResume(d.after)
 			continue
 		case actExpand:
@@ -451,7 +482,7 @@ func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener) (
 				if err := gt.observeInner(inner, &di); err != nil {
 					return err
 				}
-				if err := s.handle(ctx, listeners, inner, &di, &from); err != nil {
+				if err := s.handle(ctx, listeners, inner, &di, &from, dropped); err != nil {
 					return err
 				}
 			}
@@ -461,10 +492,10 @@ func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener) (
 			continue
 		}
 		if pe, ok := be.Event.(*replication.TransactionPayloadEvent); ok && len(pe.Events) > 0 {
-			if err := s.deliverPayload(ctx, listeners, pe, &d, &di, &from); err != nil {
+			if err := s.deliverPayload(ctx, listeners, pe, &d, &di, &from, dropped); err != nil {
 				return err
 			}
-		} else if err := s.handle(ctx, listeners, be, &d, &from); err != nil {
+		} else if err := s.handle(ctx, listeners, be, &d, &from, dropped); err != nil {
 			return err
 		}
 		if s.reachedStop() {
@@ -478,7 +509,7 @@ func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener) (
 // their resume positions count inner events (Inner) past its start.
 // di is the caller's scratch decision for the inner events.
 func (s *BinlogStreamer) deliverPayload(ctx context.Context, listeners []Listener, pe *replication.TransactionPayloadEvent,
-	d, di *decision, from *ResumePosition) error {
+	d, di *decision, from *ResumePosition, dropped *atomic.Uint64) error {
 	n := len(pe.Events)
 	for i := int(d.skipInner); i < n; i++ {
 		before := d.before
@@ -495,20 +526,21 @@ func (s *BinlogStreamer) deliverPayload(ctx context.Context, listeners []Listene
 		if i == int(d.skipInner) {
 			di.skipRows = d.skipRows
 		}
-		if err := s.handle(ctx, listeners, pe.Events[i], di, from); err != nil {
+		if err := s.handle(ctx, listeners, pe.Events[i], di, from, dropped); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// handle drops or delivers one event as d says.
-func (s *BinlogStreamer) handle(ctx context.Context, listeners []Listener, be *replication.BinlogEvent, d *decision, from *ResumePosition) error {
+// handle drops (counting in dropped) or delivers one event as d says.
+func (s *BinlogStreamer) handle(ctx context.Context, listeners []Listener, be *replication.BinlogEvent, d *decision,
+	from *ResumePosition, dropped *atomic.Uint64) error {
 	switch d.action {
 	case actIgnore:
 		return nil
 	case actDrop:
-		s.dropped.Add(1)
+		dropped.Add(1)
 		s.setResume(d.after)
 		return nil
 	}

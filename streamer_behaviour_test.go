@@ -200,7 +200,50 @@ func TestReconnectCountResetsAfterProgress(t *testing.T) {
 	assert.ErrorIs(t, s.Run(ctx), context.Canceled)
 	assert.Equal(t, full.entries, got)
 	assert.GreaterOrEqual(t, s.Stats().Reconnects, uint64(3))
-	assert.Greater(t, s.Stats().Dropped, uint64(0), "replayed events were dropped")
+	assert.Greater(t, s.Stats().DroppedAfterReconnect, uint64(0), "replayed events were dropped")
+	assert.Zero(t, s.Stats().DroppedAtStart, "the start drops nothing")
+}
+
+// TestStatsCountOneThingEach: refused tries, the first dump of a resume and
+// a reconnect each land in their own counter.
+func TestStatsCountOneThingEach(t *testing.T) {
+	sc := smallScenario()
+	full := uninterrupted(t, sc)
+	// Tokens inside a statement: a resume from them drops replayed events.
+	var inside []int // k: after the k-th event
+	for i, tok := range full.tokens {
+		if tok.Safe != tok.Streamed {
+			inside = append(inside, i+1)
+		}
+	}
+	require.GreaterOrEqual(t, len(inside), 2)
+	k, j := inside[0], inside[len(inside)-1]
+	start := roundTrip(t, full.tokens[k-1])
+	clean := stream(t, sc.source(), start, len(sc.bl.Events)-k, nil)
+	require.Positive(t, clean.stats.DroppedAtStart)
+	clean.stats.Lag = 0
+	assert.Equal(t, binlogstream.Stats{Delivered: uint64(len(sc.bl.Events) - k), DroppedAtStart: clean.stats.DroppedAtStart,
+		Position: clean.last}, clean.stats)
+
+	src := sc.source()
+	src.RefuseOpens(2) // opens 0 and 1 refused: the first dump is open 2
+	// Open 2 drops after the j-th event: the fake Rotate, the FDE, the
+	// replayed events and the events k+1..j.
+	src.FailStream(2, 2+int(clean.stats.DroppedAtStart)+j-k)
+	r := stream(t, src, start, len(sc.bl.Events)-k, func(n int, _ binlogstream.Event) error {
+		if n == 1 {
+			src.RefuseOpens(1) // open 3 refused, open 4 is the reconnect
+		}
+		return nil
+	})
+	require.ErrorIs(t, r.err, context.Canceled)
+	assert.Equal(t, full.entries[full.first[k]:], r.entries)
+	assert.Len(t, src.Opens(), 5)
+	assert.Equal(t, uint64(4), r.stats.ReconnectAttempts, "opens 1 to 4")
+	assert.Equal(t, uint64(1), r.stats.Reconnects, "open 4")
+	assert.Equal(t, clean.stats.DroppedAtStart, r.stats.DroppedAtStart, "open 2 dropped what the token had delivered")
+	assert.Positive(t, r.stats.DroppedAfterReconnect, "open 4 dropped what open 2 delivered")
+	assert.Equal(t, clean.stats.Delivered, r.stats.Delivered)
 }
 
 // TestReplayCutsDoNotLoop: every connection drops before its replay is
