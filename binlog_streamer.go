@@ -81,6 +81,13 @@ func (e *Event) ResumeAfterRows(n int) ResumePosition {
 // reused), so passing it costs a copy, not an allocation per event.
 type Listener func(ctx context.Context, ev Event) error
 
+// DefaultReconnectAttempts is Config.MaxReconnectAttempts when it is 0
+// and there is no failover: with the default backoff (100 ms doubling to
+// 5 s) the streamer waits 56 s in all before it gives up, which outlasts an
+// ordinary server restart with crash recovery (the old default, 5, gave up
+// after 3.1 s).
+const DefaultReconnectAttempts = 16
+
 // Config configures a BinlogStreamer.
 type Config struct {
 	// Source opens dumps. Use NewSyncerSource for a real server.
@@ -90,7 +97,8 @@ type Config struct {
 	Start ResumePosition
 
 	// MaxReconnectAttempts bounds consecutive failed reconnects after a
-	// dropped connection. 0 means the default (5); negative means no
+	// dropped connection. 0 means the default, DefaultReconnectAttempts
+	// (about a minute with the default backoff); negative means no
 	// reconnects at all.
 	MaxReconnectAttempts int
 	// ReconnectBackoff is the first wait between reconnects; it doubles up
@@ -126,7 +134,7 @@ func (c *Config) validate() error {
 	case c.MaxReconnectAttempts == 0 && c.Failover != nil:
 		c.MaxReconnectAttempts = 3
 	case c.MaxReconnectAttempts == 0:
-		c.MaxReconnectAttempts = 5
+		c.MaxReconnectAttempts = DefaultReconnectAttempts
 	case c.MaxReconnectAttempts < 0:
 		c.MaxReconnectAttempts = 0
 	}

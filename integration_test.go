@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -347,6 +348,81 @@ func TestIntegrationServerRestart(t *testing.T) {
 	require.NoError(t, full.err)
 	require.Len(t, full.entries, 5*(20+5+1), "the rows of five batches")
 	assert.Equal(t, full.entries, got, "exactly once across server restarts")
+}
+
+// TestIntegrationDefaultReconnectOutlastsRestart: with the default
+// reconnect settings a streamer survives a server SIGKILLed in the middle
+// of a large transaction and down for 8 s before its crash recovery (the
+// old default gave up after 3.1 s; a production server's recovery takes
+// longer than this test server's).
+func TestIntegrationDefaultReconnectOutlastsRestart(t *testing.T) {
+	mariadb.Require(t)
+	t.Parallel()
+	const down = 8 * time.Second
+	s := mariadb.Start(t, mariadb.Options{})
+	s.Exec(t, "CREATE DATABASE d", "CREATE TABLE d.t (id INT PRIMARY KEY, v VARCHAR(200))",
+		"CREATE TABLE d.big (id INT PRIMARY KEY, v VARCHAR(200))")
+	start := binlogstream.StartAt(masterPos(t, s))
+	src := itSource(t, s)
+	live, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: src, Start: start}) // default reconnects
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var got []string
+	live.AddListener(func(_ context.Context, ev binlogstream.Event) error {
+		mu.Lock()
+		got = append(got, itEntries(ev)...)
+		mu.Unlock()
+		return nil
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	runErr := make(chan error, 1)
+	go func() { runErr <- live.Run(ctx) }()
+	waitFor := func(target binlogstream.Position) {
+		t.Helper()
+		for live.ResumePosition().Streamed.Compare(target) < 0 {
+			select {
+			case err := <-runErr:
+				t.Fatalf("streamer stopped: %v", err)
+			case <-ctx.Done():
+				t.Fatalf("streamer stuck at %s, want %s", live.ResumePosition().Streamed, target)
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}
+	s.Exec(t, "USE d", "INSERT INTO t SELECT seq, 'before' FROM seq_1_to_10")
+	waitFor(masterPos(t, s))
+
+	// A large transaction in flight: the restart has to roll it back.
+	c := s.Conn(t, mariadb.AppUser)
+	go func() {
+		_, _ = c.Execute("USE d")
+		_, _ = c.Execute("INSERT INTO big SELECT seq, REPEAT('x', 200) FROM seq_1_to_5000000")
+	}()
+	time.Sleep(time.Second)
+	killed := time.Now()
+	s.Kill()
+	time.Sleep(down - time.Since(killed))
+	began := time.Now()
+	s.Restart(t)
+	t.Logf("mariadbd with crash recovery ready in %v; the server was down %v",
+		time.Since(began).Round(time.Millisecond), time.Since(killed).Round(time.Millisecond))
+	s.Exec(t, "USE d", "INSERT INTO t SELECT seq, 'after' FROM seq_11_to_20")
+	target := masterPos(t, s)
+	waitFor(target)
+	st := live.Stats()
+	t.Logf("reconnected after %d tries", st.ReconnectAttempts)
+	assert.Equal(t, uint64(1), st.Reconnects, "one dump opened after the lost connection")
+	assert.Greater(t, st.ReconnectAttempts, uint64(5), "more tries than the old default allowed")
+	cancel()
+	require.ErrorIs(t, <-runErr, context.Canceled)
+
+	full := itStream(t, src, start, target, binlogstream.Config{}, nil)
+	require.NoError(t, full.err)
+	require.Len(t, full.entries, 20, "twenty rows; the killed transaction is gone")
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, full.entries, got, "exactly once across the restart")
 }
 
 // TestIntegrationServerRefusals: a purged binlog and a position past the

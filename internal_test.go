@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
@@ -101,3 +102,18 @@ func TestTaggedGTIDText(t *testing.T) {
 	require.Equal(t, sid.String()+":5", mysqlTaggedGTIDString(ev("", 5)))
 	require.Equal(t, "", mysqlTaggedGTIDString(ev("alpha", 0)))
 }
+
+// TestDefaultReconnectBudget: the default bound and backoff wait about a
+// minute in all, as DefaultReconnectAttempts and the README say.
+func TestDefaultReconnectBudget(t *testing.T) {
+	c := Config{Source: nopSource{}, Start: StartAt(Position{File: "f.000001", Offset: 4})}
+	require.NoError(t, c.validate())
+	require.Equal(t, DefaultReconnectAttempts, c.MaxReconnectAttempts)
+	var total time.Duration
+	for i := range c.MaxReconnectAttempts {
+		total += backoff(c.ReconnectBackoff, c.MaxReconnectBackoff, i)
+	}
+	require.Equal(t, 56300*time.Millisecond, total)
+}
+
+type nopSource struct{ Source }

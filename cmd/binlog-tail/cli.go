@@ -290,9 +290,8 @@ func runTail(ctx context.Context, o options, stderr io.Writer) error {
 		return err
 	}
 	cfg := tailConfig{
-		Source:               src,
-		MaxReconnectAttempts: 10,
-		Logger:               logger,
+		Source: src, // the library's reconnect default: about a minute
+		Logger: logger,
 	}
 	if o.GTID {
 		if cfg.Start, cfg.TargetGTID, err = gtidPositions(ctx, o, src, info.Flavor, !rec.Lines); err != nil {
@@ -309,7 +308,7 @@ func runTail(ctx context.Context, o options, stderr io.Writer) error {
 			}
 			cfg.Failover = &binlogstream.FailoverConfig{Resolver: binlogstream.StaticResolver(cands...)}
 			// Fail over after about a second of a dead server, not after
-			// the ~30 s that 10 attempts with backoff take.
+			// the minute the default reconnects take.
 			cfg.MaxReconnectAttempts = 3
 		}
 	} else {

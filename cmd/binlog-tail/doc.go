@@ -62,9 +62,10 @@
 //
 // SIGINT and SIGTERM stop promptly, flush and exit 0. Any error prints one
 // line "binlog-tail: ..." on stderr (never a password) and exits 1 (2 for
-// bad flags). A dropped connection is reconnected by the library (10
-// attempts with backoff; 3 when --failover-to is given) with no line lost or
-// repeated.
+// bad flags). A dropped connection is reconnected by the library with no
+// line lost or repeated: for about a minute (its default, enough for a
+// server restart with crash recovery), or 3 attempts when --failover-to is
+// given.
 //
 // # Output format
 //
