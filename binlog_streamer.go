@@ -733,7 +733,7 @@ func (s *BinlogStreamer) classify(from ResumePosition, err error) error {
 	}
 	var ee *replication.EventError
 	if errors.As(err, &ee) {
-		return &DecodeError{Start: from.Safe, From: from, Err: err}
+		return newDecodeError(from, err)
 	}
 	return err
 }
