@@ -11,6 +11,8 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
+	"github.com/sirupsen/logrus"
+	logtest "github.com/sirupsen/logrus/hooks/test"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -23,7 +25,13 @@ import (
 
 func itSource(t *testing.T, s *mariadb.Server) binlogstream.Source {
 	t.Helper()
+	return itSourceLogged(t, s, nil)
+}
+
+func itSourceLogged(t *testing.T, s *mariadb.Server, log logrus.FieldLogger) binlogstream.Source {
+	t.Helper()
 	src, err := binlogstream.NewSyncerSource(binlogstream.SyncerConfig{
+		Logger:   log,
 		DSN:      binlogstream.DSN{User: s.ReplUser(), Password: s.ReplPassword(), Host: s.Host(), Port: uint16(s.Port())},
 		ServerID: 1001, Flavor: mysql.MariaDBFlavor,
 		// Short, so a connection to a killed server is noticed at once.
@@ -262,7 +270,9 @@ func TestIntegrationServerRestart(t *testing.T) {
 	s := mariadb.Start(t, mariadb.Options{BinlogRowEventMaxSize: 1024})
 	s.Exec(t, "CREATE DATABASE d", "CREATE TABLE d.t (id INT PRIMARY KEY, v VARCHAR(200))")
 	start := binlogstream.StartAt(masterPos(t, s))
-	src := itSource(t, s)
+	log, hook := logtest.NewNullLogger()
+	log.SetLevel(logrus.DebugLevel)
+	src := itSourceLogged(t, s, log)
 	cfg := binlogstream.Config{MaxReconnectAttempts: 100, ReconnectBackoff: 50 * time.Millisecond, MaxReconnectBackoff: 200 * time.Millisecond}
 
 	// The live streamer runs in the background, with no target.
@@ -342,6 +352,17 @@ func TestIntegrationServerRestart(t *testing.T) {
 	target := masterPos(t, s)
 	waitFor(target)
 	assert.Positive(t, live.Stats().Reconnects, "the streamer reconnected")
+	// go-mysql's lines on the reconnect path the source takes itself are
+	// at Debug: its retry is off on purpose, and closing a syncer whose
+	// dump thread was killed KILLs a thread that is gone (1094).
+	var killed bool
+	for _, e := range hook.AllEntries() {
+		if e.Message == "retry sync is disabled" || e.Message == "kill connection" {
+			assert.Equal(t, logrus.DebugLevel, e.Level, "%s %v", e.Message, e.Data)
+			killed = killed || e.Message == "kill connection"
+		}
+	}
+	assert.True(t, killed, "the KILL of a gone dump thread was logged (at Debug)")
 
 	// The same binlog, read in one go by a fresh streamer.
 	full := itStream(t, src, start, target, binlogstream.Config{}, nil)

@@ -6,6 +6,7 @@ package binlogstream
 import (
 	"fmt"
 	"hash/crc32"
+	"log/slog"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -13,6 +14,8 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 	"github.com/google/uuid"
+	"github.com/sirupsen/logrus"
+	logtest "github.com/sirupsen/logrus/hooks/test"
 	"github.com/stretchr/testify/require"
 )
 
@@ -117,3 +120,29 @@ func TestDefaultReconnectBudget(t *testing.T) {
 }
 
 type nopSource struct{ Source }
+
+// TestGoMySQLExpectedWarningsAtDebug: the warnings go-mysql writes on every
+// reconnect the source makes go to Debug; its other warnings stay Warn.
+func TestGoMySQLExpectedWarningsAtDebug(t *testing.T) {
+	log, hook := logtest.NewNullLogger()
+	log.SetLevel(logrus.DebugLevel)
+	l := slog.New(&logrusHandler{log: log})
+	unknown := mysql.NewError(mysql.ER_NO_SUCH_THREAD, "Unknown thread id: 42")
+	denied := mysql.NewError(mysql.ER_SPECIFIC_ACCESS_DENIED_ERROR, "Access denied; you need the CONNECTION ADMIN privilege")
+	cases := []struct {
+		log  func()
+		want logrus.Level
+	}{
+		{func() { l.Warn("retry sync is disabled") }, logrus.DebugLevel},
+		{func() { l.Error("kill connection", slog.Any("error", unknown), slog.Int64("id", 42)) }, logrus.DebugLevel},
+		{func() { l.Error("kill connection", slog.Any("error", denied), slog.Int64("id", 42)) }, logrus.WarnLevel},
+		{func() { l.Error("connection was bad") }, logrus.WarnLevel},
+		{func() { l.Info("begin to sync binlog from position") }, logrus.DebugLevel},
+	}
+	for i, c := range cases {
+		hook.Reset()
+		c.log()
+		require.Len(t, hook.AllEntries(), 1)
+		require.Equal(t, c.want, hook.LastEntry().Level, "case %d: %s", i, hook.LastEntry().Message)
+	}
+}

@@ -3,6 +3,7 @@ package binlogstream
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -413,12 +414,37 @@ func (h *logrusHandler) Handle(_ context.Context, r slog.Record) error {
 	r.Attrs(add)
 	e := h.log.WithFields(fields)
 	msg := h.scrub(r.Message)
-	if r.Level >= slog.LevelWarn {
+	if r.Level >= slog.LevelWarn && !expectedWarning(r) {
 		e.Warn(msg)
 	} else {
 		e.Debug(msg)
 	}
 	return nil
+}
+
+// expectedWarning reports go-mysql's warnings on a path the source itself
+// takes on every reconnect: it turned go-mysql's retry off ("retry sync is
+// disabled"), and closing a syncer whose connection died KILLs a thread the
+// server has already ended ("kill connection", 1094 Unknown thread id).
+func expectedWarning(r slog.Record) bool {
+	switch r.Message {
+	case "retry sync is disabled":
+		return true
+	case "kill connection":
+		unknown := false
+		r.Attrs(func(a slog.Attr) bool {
+			if err, ok := a.Value.Any().(error); ok {
+				unknown = mysql.ErrorCode(err.Error()) == mysql.ER_NO_SUCH_THREAD
+				var me *mysql.MyError
+				if errors.As(err, &me) {
+					unknown = me.Code == mysql.ER_NO_SUCH_THREAD
+				}
+			}
+			return !unknown
+		})
+		return unknown
+	}
+	return false
 }
 
 func (h *logrusHandler) scrub(s string) string {
