@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"strconv"
 	"strings"
 	"time"
 
@@ -288,8 +286,7 @@ func (s *BinlogStreamer) validate(ctx context.Context, c Candidate, pos ResumePo
 // Probe reads the server's state over a short-lived connection.
 func (s *SyncerSource) Probe(ctx context.Context) (ServerState, error) {
 	st := ServerState{Flavor: s.cfg.Flavor}
-	addr := net.JoinHostPort(s.cfg.Host, strconv.Itoa(int(s.cfg.Port)))
-	conn, err := client.ConnectWithContext(ctx, addr, s.cfg.User, s.cfg.Password, "", 10*time.Second, func(c *client.Conn) error {
+	conn, err := client.ConnectWithContext(ctx, s.cfg.Addr(), s.cfg.User, s.cfg.Password, "", 10*time.Second, func(c *client.Conn) error {
 		c.SetTLSConfig(s.cfg.TLSConfig)
 		return nil
 	})

@@ -484,3 +484,27 @@ func TestIntegrationServerRefusals(t *testing.T) {
 		})
 	}
 }
+
+// TestIntegrationUnixSocket: a unix(PATH) DSN streams and probes over the
+// server's socket.
+func TestIntegrationUnixSocket(t *testing.T) {
+	mariadb.Require(t)
+	t.Parallel()
+	s := mariadb.Start(t, mariadb.Options{})
+	start := binlogstream.StartAt(masterPos(t, s))
+	s.Exec(t, "CREATE DATABASE d", "CREATE TABLE d.t (id INT PRIMARY KEY)", "INSERT INTO d.t VALUES (1), (2)")
+	target := masterPos(t, s)
+	d, err := binlogstream.ParseDSN(s.ReplUser() + ":" + s.ReplPassword() + "@unix(" + s.SocketPath() + ")/d?charset=utf8mb4")
+	require.NoError(t, err)
+	src, err := binlogstream.NewSyncerSource(binlogstream.SyncerConfig{DSN: d, ServerID: 1001, Flavor: mysql.MariaDBFlavor})
+	require.NoError(t, err)
+	st, err := src.Probe(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, target, st.Binlog)
+	r := itStream(t, src, start, target, binlogstream.Config{}, nil)
+	require.NoError(t, r.err)
+	assert.Equal(t, []string{
+		"query CREATE DATABASE d gtid=0-1-1", "query CREATE TABLE d.t (id INT PRIMARY KEY) gtid=0-1-2",
+		"WriteRowsEventV1 d.t [[1]] gtid=0-1-3", "WriteRowsEventV1 d.t [[2]] gtid=0-1-3",
+	}, r.entries)
+}

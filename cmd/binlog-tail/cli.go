@@ -94,7 +94,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var failoverTo []string
 	fs := flag.NewFlagSet("binlog-tail", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&dsn, "dsn", "", "source server, USER:PASS@tcp(HOST:PORT)/ (needs REPLICATION SLAVE and BINLOG MONITOR / REPLICATION CLIENT)")
+	fs.StringVar(&dsn, "dsn", "", "source server, a go-sql-driver DSN: USER:PASS@tcp(HOST:PORT)/ or USER:PASS@unix(PATH)/ (needs REPLICATION SLAVE and BINLOG MONITOR / REPLICATION CLIENT)")
 	fs.StringVar(&o.Out, "out", "", "JSON Lines output file; also the checkpoint")
 	fs.StringVar(&o.Start, "start", "current", "where to start when FILE is empty: current (SHOW MASTER STATUS), oldest (first of SHOW BINARY LOGS, offset 4) or FILE:POS;\n"+
 		"with --gtid: current (the server's executed GTID set), oldest (every transaction the server still has) or a GTID set (stream what is not in it)")
@@ -384,7 +384,7 @@ func inspectServer(ctx context.Context, o options, needStart bool) (serverInfo, 
 	info := serverInfo{Flavor: o.Flavor}
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	c, err := client.ConnectWithContext(cctx, fmt.Sprintf("%s:%d", o.DSN.Host, o.DSN.Port), o.DSN.User, o.DSN.Password, "", 10*time.Second)
+	c, err := client.ConnectWithContext(cctx, o.DSN.Addr(), o.DSN.User, o.DSN.Password, "", 10*time.Second)
 	if err != nil {
 		return info, fmt.Errorf("connect to %s: %w", o.DSN, err)
 	}
