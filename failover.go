@@ -291,7 +291,7 @@ func (s *SyncerSource) Probe(ctx context.Context) (ServerState, error) {
 		return nil
 	})
 	if err != nil {
-		return st, fmt.Errorf("connect to %s: %w", s.cfg.DSN, scrubError(err, s.cfg.Password))
+		return st, fmt.Errorf("connect to %s: %w", s.cfg.DSN, err)
 	}
 	defer func() { _ = conn.Close() }()
 	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -132,7 +131,7 @@ func (s *SyncerSource) syncerConfig() replication.BinlogSyncerConfig {
 	c.DisableRetrySync = true
 	c.MaxReconnectAttempts = 1
 	c.EventCacheCount = s.cfg.EventCacheCount
-	c.Logger = slog.New(&logrusHandler{log: s.cfg.Logger, secret: s.cfg.Password})
+	c.Logger = slog.New(&logrusHandler{log: s.cfg.Logger})
 	return c
 }
 
@@ -197,7 +196,7 @@ func (s *SyncerSource) openWith(ctx context.Context, adjust func(*replication.Bi
 	case r := <-ch:
 		if r.err != nil {
 			b.Close()
-			return nil, fmt.Errorf("binlogstream: connect to %s: %w", s.cfg.DSN, scrubError(r.err, s.cfg.Password))
+			return nil, fmt.Errorf("binlogstream: connect to %s: %w", s.cfg.DSN, r.err)
 		}
 		sctx, cancel := context.WithCancel(context.Background())
 		st := &syncerStream{syncer: b, q: q, ctx: sctx, cancel: cancel, timeout: s.cfg.ReadTimeout}
@@ -322,12 +321,12 @@ func (s *syncerStream) Close() error {
 // logrusHandler routes go-mysql's slog lines to a logrus logger. go-mysql
 // logs its whole config at Info and every connection error at Error; the
 // streamer decides what is an error, so Info and below go to Debug and
-// Warn and Error to Warn. The password is scrubbed from every line.
+// Warn and Error to Warn (but the expected ones, below). The config
+// attribute, which holds the password, is dropped: no line is built from it.
 type logrusHandler struct {
-	log    logrus.FieldLogger
-	secret string
-	attrs  []slog.Attr
-	group  string
+	log   logrus.FieldLogger
+	attrs []slog.Attr
+	group string
 }
 
 func (h *logrusHandler) Enabled(context.Context, slog.Level) bool { return true }
@@ -335,11 +334,16 @@ func (h *logrusHandler) Enabled(context.Context, slog.Level) bool { return true 
 func (h *logrusHandler) Handle(_ context.Context, r slog.Record) error {
 	fields := logrus.Fields{"component": "go-mysql"}
 	add := func(a slog.Attr) bool {
+		if a.Key == "config" {
+			// go-mysql logs its whole BinlogSyncerConfig, the password
+			// included: never format it.
+			return true
+		}
 		key := a.Key
 		if h.group != "" {
 			key = h.group + "." + key
 		}
-		fields[key] = h.scrub(a.Value.String())
+		fields[key] = a.Value.String()
 		return true
 	}
 	for _, a := range h.attrs {
@@ -347,7 +351,7 @@ func (h *logrusHandler) Handle(_ context.Context, r slog.Record) error {
 	}
 	r.Attrs(add)
 	e := h.log.WithFields(fields)
-	msg := h.scrub(r.Message)
+	msg := r.Message
 	if r.Level >= slog.LevelWarn && !expectedWarning(r) {
 		e.Warn(msg)
 	} else {
@@ -381,13 +385,6 @@ func expectedWarning(r slog.Record) bool {
 	return false
 }
 
-func (h *logrusHandler) scrub(s string) string {
-	if h.secret == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, h.secret, "xxxxx")
-}
-
 func (h *logrusHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 	c := *h
 	c.attrs = append(append([]slog.Attr(nil), h.attrs...), attrs...)
@@ -402,19 +399,3 @@ func (h *logrusHandler) WithGroup(name string) slog.Handler {
 	c.group = name
 	return &c
 }
-
-// scrubError hides secret in err's text while keeping errors.Is/As working.
-func scrubError(err error, secret string) error {
-	if err == nil || secret == "" || !strings.Contains(err.Error(), secret) {
-		return err
-	}
-	return &scrubbedError{err: err, secret: secret}
-}
-
-type scrubbedError struct {
-	err    error
-	secret string
-}
-
-func (e *scrubbedError) Error() string { return strings.ReplaceAll(e.err.Error(), e.secret, "xxxxx") }
-func (e *scrubbedError) Unwrap() error { return e.err }
