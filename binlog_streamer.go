@@ -729,7 +729,12 @@ func (s *BinlogStreamer) classify(from ResumePosition, err error) error {
 	}
 	var me *mysql.MyError
 	if errors.As(err, &me) && !IsRetryable(err) {
-		return &ServerError{Start: from.Safe, From: from, Err: me}
+		se := &ServerError{Start: from.Safe, From: from, Err: me}
+		var he *hintError
+		if errors.As(err, &he) {
+			se.hint = he.hint
+		}
+		return se
 	}
 	var ee *replication.EventError
 	if errors.As(err, &ee) {

@@ -1,9 +1,12 @@
 package binlogstream
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 )
@@ -16,6 +19,16 @@ type DSN struct {
 	Port           uint16
 	// Socket is a unix socket path; when set, Host and Port are unused.
 	Socket string
+	// TLS is the DSN's tls parameter: "" or "false" for none; "true" to
+	// verify the server's certificate (against TLSCA, else the system
+	// roots) and host name; "skip-verify" to encrypt without verifying;
+	// "preferred" for skip-verify when the server offers TLS, plain when
+	// it does not.
+	TLS string
+	// TLSCA, TLSCert and TLSKey are PEM files (parameters tls-ca, tls-cert,
+	// tls-key): the CA to verify the server with, and a client certificate
+	// and its key for servers that require one (REQUIRE X509).
+	TLSCA, TLSCert, TLSKey string
 }
 
 // Addr is the address to dial: the socket path, or HOST:PORT.
@@ -33,10 +46,63 @@ func (d DSN) String() string {
 	if d.Password != "" {
 		pw = ":xxxxx"
 	}
-	if d.Socket != "" {
-		return fmt.Sprintf("%s%s@unix(%s)/", d.User, pw, d.Socket)
+	q := ""
+	if d.TLS != "" {
+		q = "?tls=" + d.TLS
 	}
-	return fmt.Sprintf("%s%s@tcp(%s)/", d.User, pw, d.Addr())
+	if d.Socket != "" {
+		return fmt.Sprintf("%s%s@unix(%s)/%s", d.User, pw, d.Socket, q)
+	}
+	return fmt.Sprintf("%s%s@tcp(%s)/%s", d.User, pw, d.Addr(), q)
+}
+
+// TLSConfig returns the tls.Config the DSN's TLS fields ask for, reading
+// the files, or nil for none. preferred says a server without TLS may be
+// spoken to in plain (tls=preferred).
+func (d DSN) TLSConfig() (cfg *tls.Config, preferred bool, err error) {
+	files := d.TLSCA != "" || d.TLSCert != "" || d.TLSKey != ""
+	switch d.TLS {
+	case "", "false":
+		if files {
+			return nil, false, configError("DSN %s: tls-ca, tls-cert and tls-key need tls=true (or skip-verify, preferred)", d)
+		}
+		return nil, false, nil
+	case "true", "skip-verify", "preferred":
+	default:
+		return nil, false, configError("DSN %s: tls=%s: want true, skip-verify, preferred or false "+
+			"(a go-sql-driver registered TLS config name cannot apply: use tls-ca, tls-cert and tls-key)", d, d.TLS)
+	}
+	cfg = &tls.Config{MinVersion: tls.VersionTLS12, ServerName: d.Host}
+	if d.Socket != "" {
+		cfg.ServerName = "localhost"
+	}
+	if d.TLS != "true" {
+		if d.TLSCA != "" {
+			return nil, false, configError("DSN %s: tls-ca is for verifying the server: it needs tls=true", d)
+		}
+		cfg.InsecureSkipVerify = true
+	}
+	if d.TLSCA != "" {
+		pem, err := os.ReadFile(d.TLSCA)
+		if err != nil {
+			return nil, false, configError("DSN tls-ca: %v", err)
+		}
+		cfg.RootCAs = x509.NewCertPool()
+		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, false, configError("DSN tls-ca %s: no PEM certificate in it", d.TLSCA)
+		}
+	}
+	if (d.TLSCert == "") != (d.TLSKey == "") {
+		return nil, false, configError("DSN %s: tls-cert and tls-key go together", d)
+	}
+	if d.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(d.TLSCert, d.TLSKey)
+		if err != nil {
+			return nil, false, configError("DSN tls-cert %s, tls-key %s: %v", d.TLSCert, d.TLSKey, err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg, d.TLS == "preferred", nil
 }
 
 // dsnIgnored are go-sql-driver parameters that shape SQL sessions and mean
@@ -166,10 +232,19 @@ func parseAddress(s string) (DSN, error) {
 		if err != nil {
 			return d, fmt.Errorf("parameter %q: %v", kv, err)
 		}
-		if _, err := url.QueryUnescape(v); err != nil {
+		v, err = url.PathUnescape(v)
+		if err != nil {
 			return d, fmt.Errorf("parameter %s: bad value: %v", k, err)
 		}
 		switch {
+		case k == "tls":
+			d.TLS = v
+		case k == "tls-ca":
+			d.TLSCA = v
+		case k == "tls-cert":
+			d.TLSCert = v
+		case k == "tls-key":
+			d.TLSKey = v
 		case k == "":
 		case dsnIgnored[k]:
 		case dsnRefused[k] != "":
@@ -177,6 +252,16 @@ func parseAddress(s string) (DSN, error) {
 		default:
 			return d, fmt.Errorf("parameter %s is not known here (go-sql-driver would set it as a session variable; a binlog dump has none)", k)
 		}
+	}
+	switch d.TLS {
+	case "":
+		if d.TLSCA != "" {
+			d.TLS = "true" // a CA to verify with asks for verification
+		}
+	case "true", "false", "skip-verify", "preferred":
+	default:
+		return d, fmt.Errorf("tls=%s: want true, skip-verify, preferred or false "+
+			"(a go-sql-driver registered TLS config name cannot apply here: use tls-ca, tls-cert and tls-key)", d.TLS)
 	}
 	return d, nil
 }

@@ -1,6 +1,7 @@
 package binlogstream_test
 
 import (
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -68,4 +69,40 @@ func TestDSNString(t *testing.T) {
 	d, err = binlogstream.ParseDSN("u@tcp([::1]:3307)/")
 	require.NoError(t, err)
 	assert.Equal(t, "u@tcp([::1]:3307)/", d.String())
+}
+
+func TestParseDSNTLS(t *testing.T) {
+	d, err := binlogstream.ParseDSN("u:p@tcp(h:1)/?tls=true&tls-ca=/etc/ca+1.pem&tls-cert=/c.pem&tls-key=/k%20x.pem")
+	require.NoError(t, err)
+	assert.Equal(t, binlogstream.DSN{User: "u", Password: "p", Host: "h", Port: 1,
+		TLS: "true", TLSCA: "/etc/ca+1.pem", TLSCert: "/c.pem", TLSKey: "/k x.pem"}, d)
+	assert.Equal(t, "u:xxxxx@tcp(h:1)/?tls=true", d.String())
+	d, err = binlogstream.ParseDSN("u@tcp(h)/?tls-ca=/ca.pem")
+	require.NoError(t, err)
+	assert.Equal(t, "true", d.TLS, "a CA asks for verification")
+	for _, mode := range []string{"skip-verify", "preferred", "false"} {
+		d, err := binlogstream.ParseDSN("u@tcp(h)/?tls=" + mode)
+		require.NoError(t, err)
+		assert.Equal(t, mode, d.TLS)
+	}
+
+	_, err = binlogstream.ParseDSN("u@tcp(h)/?tls=custom")
+	require.ErrorIs(t, err, binlogstream.ErrInvalidConfig)
+	assert.Contains(t, err.Error(), "tls=custom: want true, skip-verify, preferred or false")
+
+	// The files are read when a source is made.
+	for dsn, msg := range map[string]string{
+		"u@tcp(h)/?tls=true&tls-ca=/nonexistent/ca.pem": "tls-ca: open /nonexistent/ca.pem",
+		"u@tcp(h)/?tls=skip-verify&tls-ca=/ca.pem":      "tls-ca is for verifying the server: it needs tls=true",
+		"u@tcp(h)/?tls=false&tls-cert=/c.pem":           "need tls=true",
+		"u@tcp(h)/?tls=true&tls-cert=/c.pem":            "tls-cert and tls-key go together",
+		"u@tcp(h)/?tls=true&tls-cert=/c.pem&tls-key=/k": "tls-cert /c.pem, tls-key /k: open /c.pem",
+		"u@tcp(h)/?tls=true&tls-ca=" + os.DevNull:       "no PEM certificate in it",
+	} {
+		d, err := binlogstream.ParseDSN(dsn)
+		require.NoError(t, err, dsn)
+		_, err = binlogstream.NewSyncerSource(binlogstream.SyncerConfig{DSN: d, ServerID: 1})
+		require.ErrorIs(t, err, binlogstream.ErrInvalidConfig, dsn)
+		assert.Contains(t, err.Error(), msg, dsn)
+	}
 }

@@ -105,13 +105,18 @@ type ServerError struct {
 	Start Position       // the dump's start (file mode)
 	From  ResumePosition // the position the dump was opened for
 	Err   *mysql.MyError
+	hint  string // what the user may do about it, when known
 }
 
 func (e *ServerError) Error() string {
-	if e.From.IsGTID() {
-		return fmt.Sprintf("binlogstream: server refused the dump from %s: %v", e.From.describe(), e.Err)
+	hint := ""
+	if e.hint != "" {
+		hint = "; " + e.hint
 	}
-	return fmt.Sprintf("binlogstream: server refused the dump at %s: %v", e.Start, e.Err)
+	if e.From.IsGTID() {
+		return fmt.Sprintf("binlogstream: server refused the dump from %s: %v%s", e.From.describe(), e.Err, hint)
+	}
+	return fmt.Sprintf("binlogstream: server refused the dump at %s: %v%s", e.Start, e.Err, hint)
 }
 
 func (e *ServerError) Unwrap() error { return e.Err }

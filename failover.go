@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/sirupsen/logrus"
 )
@@ -286,12 +285,9 @@ func (s *BinlogStreamer) validate(ctx context.Context, c Candidate, pos ResumePo
 // Probe reads the server's state over a short-lived connection.
 func (s *SyncerSource) Probe(ctx context.Context) (ServerState, error) {
 	st := ServerState{Flavor: s.cfg.Flavor}
-	conn, err := client.ConnectWithContext(ctx, s.cfg.Addr(), s.cfg.User, s.cfg.Password, "", 10*time.Second, func(c *client.Conn) error {
-		c.SetTLSConfig(s.cfg.TLSConfig)
-		return nil
-	})
+	conn, err := connectQuery(ctx, s.cfg.DSN, s.cfg.TLSConfig, s.cfg.tlsPreferred)
 	if err != nil {
-		return st, fmt.Errorf("connect to %s: %w", s.cfg.DSN, err)
+		return st, err
 	}
 	defer func() { _ = conn.Close() }()
 	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 	"github.com/sirupsen/logrus"
@@ -29,7 +31,12 @@ type SyncerConfig struct {
 	// ReadTimeout declares the connection dead when nothing, heartbeats
 	// included, arrives for that long (default 6 heartbeat periods).
 	ReadTimeout time.Duration
-	TLSConfig   *tls.Config
+	// TLSConfig, when set, is used for every connection (the dump, probes,
+	// SHOW MASTER STATUS); otherwise the DSN's tls parameters make it.
+	TLSConfig *tls.Config
+	// tlsPreferred: the DSN says tls=preferred (plain if the server has
+	// no TLS).
+	tlsPreferred bool
 	// EventCacheCount and EventCacheBytes bound the events go-mysql
 	// decodes ahead of the listeners, in events (default 1024) and in
 	// binlog bytes (default 32 MiB; an event larger than that still goes
@@ -59,6 +66,12 @@ func (c *SyncerConfig) validate() error {
 	}
 	if c.User == "" {
 		return configError("User is empty")
+	}
+	if c.TLSConfig == nil {
+		var err error
+		if c.TLSConfig, c.tlsPreferred, err = c.DSN.TLSConfig(); err != nil {
+			return err
+		}
 	}
 	switch c.Flavor {
 	case "":
@@ -174,7 +187,22 @@ func (s *SyncerSource) openWith(ctx context.Context, adjust func(*replication.Bi
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	st, err := s.openTLS(ctx, s.cfg.TLSConfig, adjust, start)
+	if err != nil && s.cfg.tlsPreferred && isNoTLS(err) {
+		st, err = s.openTLS(ctx, nil, adjust, start)
+	}
+	return st, err
+}
+
+// isNoTLS reports go-mysql's refusal to go on when the server offers no TLS.
+func isNoTLS(err error) bool {
+	return strings.Contains(err.Error(), "does not support TLS required by the client")
+}
+
+func (s *SyncerSource) openTLS(ctx context.Context, tlsConfig *tls.Config, adjust func(*replication.BinlogSyncerConfig),
+	start func(*replication.BinlogSyncer) (*replication.BinlogStreamer, error)) (Stream, error) {
 	cfg := s.syncerConfig()
+	cfg.TLSConfig = tlsConfig
 	if adjust != nil {
 		adjust(&cfg)
 	}
@@ -196,7 +224,7 @@ func (s *SyncerSource) openWith(ctx context.Context, adjust func(*replication.Bi
 	case r := <-ch:
 		if r.err != nil {
 			b.Close()
-			return nil, fmt.Errorf("binlogstream: connect to %s: %w", s.cfg.DSN, r.err)
+			return nil, fmt.Errorf("binlogstream: connect to %s: %w", s.cfg.DSN, plainHint(r.err, tlsConfig))
 		}
 		sctx, cancel := context.WithCancel(context.Background())
 		st := &syncerStream{syncer: b, q: q, ctx: sctx, cancel: cancel, timeout: s.cfg.ReadTimeout}
@@ -399,3 +427,49 @@ func (h *logrusHandler) WithGroup(name string) slog.Handler {
 	c.group = name
 	return &c
 }
+
+// Connect opens a query connection (not a dump) with the DSN's TLS
+// settings, as the SyncerSource's own probes do.
+func (d DSN) Connect(ctx context.Context) (*client.Conn, error) {
+	tc, preferred, err := d.TLSConfig()
+	if err != nil {
+		return nil, err
+	}
+	return connectQuery(ctx, d, tc, preferred)
+}
+
+func connectQuery(ctx context.Context, d DSN, tc *tls.Config, preferred bool) (*client.Conn, error) {
+	dial := func(tc *tls.Config) (*client.Conn, error) {
+		return client.ConnectWithContext(ctx, d.Addr(), d.User, d.Password, "", 10*time.Second, func(c *client.Conn) error {
+			c.SetTLSConfig(tc)
+			return nil
+		})
+	}
+	conn, err := dial(tc)
+	if err != nil && preferred && isNoTLS(err) {
+		conn, err = dial(nil)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("connect to %s: %w", d, plainHint(err, tc))
+	}
+	return conn, nil
+}
+
+// plainHint adds to an access denied over a plain connection that the
+// server may want TLS: MariaDB with require_secure_transport=ON refuses a
+// plain connection as "Access denied", with no word of TLS.
+func plainHint(err error, tc *tls.Config) error {
+	var me *mysql.MyError
+	if tc != nil || !errors.As(err, &me) || me.Code != mysql.ER_ACCESS_DENIED_ERROR {
+		return err
+	}
+	return &hintError{err: err, hint: "the connection was not encrypted: if the server requires secure transport, add tls=true to the DSN"}
+}
+
+type hintError struct {
+	err  error
+	hint string
+}
+
+func (e *hintError) Error() string { return e.err.Error() + "; " + e.hint }
+func (e *hintError) Unwrap() error { return e.err }

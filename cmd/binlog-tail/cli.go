@@ -425,9 +425,9 @@ func inspectServer(ctx context.Context, o options, needStart bool) (serverInfo, 
 	info := serverInfo{Flavor: o.Flavor}
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	c, err := client.ConnectWithContext(cctx, o.DSN.Addr(), o.DSN.User, o.DSN.Password, "", 10*time.Second)
+	c, err := o.DSN.Connect(cctx)
 	if err != nil {
-		return info, fmt.Errorf("connect to %s: %w", o.DSN, err)
+		return info, err
 	}
 	defer c.Close()
 	if info.Flavor == "" {

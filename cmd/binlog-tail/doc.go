@@ -14,8 +14,11 @@
 // Flags:
 //
 //   - --dsn: the source server, a go-sql-driver DSN (tcp(HOST:PORT) or
-//     unix(PATH)). The user needs REPLICATION SLAVE and BINLOG MONITOR
-//     (MariaDB) or REPLICATION CLIENT (MySQL).
+//     unix(PATH)); TLS with ?tls=true|skip-verify|preferred and
+//     tls-ca=FILE, tls-cert=FILE, tls-key=FILE (see binlogstream.DSN),
+//     used by every connection binlog-tail makes. The user needs
+//     REPLICATION SLAVE and BINLOG MONITOR (MariaDB) or REPLICATION CLIENT
+//     (MySQL).
 //   - --password-file FILE: the password of every DSN (--dsn,
 //     --failover-to) written without one, from FILE's first line; FILE
 //     must give group and others no access (chmod 600). Without it the
