@@ -79,6 +79,15 @@ func (e *Event) ResumeAfterRows(n int) ResumePosition {
 // the listener's own copy, to keep as long as it likes: an Event is a value
 // (positions, and a pointer to go-mysql's decoded event, which is never
 // reused), so passing it costs a copy, not an allocation per event.
+//
+// Stopping: cancelling Run's context is a graceful stop. The event being
+// delivered finishes: ctx, the listener's context, is not cancelled with
+// Run's but Config.StopGrace (default 30 s) later, the hard deadline, or at
+// once by Close. No event is delivered after Run's context is done. Run
+// then returns its context's error if the listener acknowledged the event
+// (nil), and the *ListenerError if it failed, the cancellation of its own
+// ctx included (it matches context.Canceled too), so a failure is never
+// swallowed and the event is delivered again after a resume.
 type Listener func(ctx context.Context, ev Event) error
 
 // DefaultReconnectAttempts is Config.MaxReconnectAttempts when it is 0
@@ -110,6 +119,11 @@ type Config struct {
 	// once MaxReconnectAttempts reconnects to the current server failed
 	// (the default bound is then 3). See FailoverConfig.
 	Failover *FailoverConfig
+
+	// StopGrace is how long a listener may still take over the event it
+	// is handling once Run's context is done, before the listener's context
+	// is cancelled too (see Listener). 0 means 30 s; negative means none.
+	StopGrace time.Duration
 
 	// Logger receives the streamer's log lines. Nil means silent.
 	Logger logrus.FieldLogger
@@ -149,6 +163,9 @@ func (c *Config) validate() error {
 	}
 	if c.MaxReconnectBackoff < c.ReconnectBackoff {
 		c.MaxReconnectBackoff = c.ReconnectBackoff
+	}
+	if c.StopGrace == 0 {
+		c.StopGrace = 30 * time.Second
 	}
 	if c.Logger == nil {
 		c.Logger = discardLogger()
@@ -204,6 +221,10 @@ type BinlogStreamer struct {
 	running bool
 	closed  bool
 	cancel  context.CancelFunc
+	// lctx is the listeners' context during a Run: cancelled StopGrace
+	// after Run's, or at once by Close (lcancel).
+	lctx    context.Context
+	lcancel context.CancelFunc
 	done    chan struct{}
 	// lastRunErr is what the last Run returned, for FlushAndStop.
 	lastRunErr      error
@@ -273,14 +294,16 @@ func lagSince(ts int64) time.Duration {
 }
 
 // Close stops a running Run (which then returns ErrClosed) and waits for
-// it to finish. It is safe to call more than once and from any goroutine.
+// it to finish; unlike cancelling Run's context, it cancels the listener's
+// context at once. It is safe to call more than once and from any goroutine.
 func (s *BinlogStreamer) Close() error {
 	s.mu.Lock()
 	s.closed = true
-	cancel, done, st := s.cancel, s.done, s.stream
+	cancel, lcancel, done, st := s.cancel, s.lcancel, s.done, s.stream
 	s.mu.Unlock()
 	if cancel != nil {
 		cancel()
+		lcancel() // the hard stop: listeners too
 	}
 	if st != nil {
 		_ = st.Close()
@@ -306,28 +329,55 @@ func (s *BinlogStreamer) Run(ctx context.Context) error {
 		return ErrAlreadyRunning
 	}
 	runCtx, cancel := context.WithCancel(ctx)
+	lctx, lcancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.running, s.cancel, s.done = true, cancel, make(chan struct{})
+	s.lctx, s.lcancel = lctx, lcancel
 	listeners := append([]Listener(nil), s.listeners...)
 	s.mu.Unlock()
+	go graceTimer(runCtx, lctx, lcancel, s.cfg.StopGrace)
 
 	err := s.run(runCtx, listeners)
 	cancel()
+	lcancel()
 
 	s.mu.Lock()
 	closed := s.closed
 	switch {
 	case s.stoppedAtTarget && ctx.Err() == nil && !closed:
 		err = nil // cancelled by stopIfReached: the target is delivered
-	case err != nil && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+	case err != nil && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) &&
+		!errors.As(err, new(*ListenerError)):
 		err = ctx.Err()
 	case closed && err != nil && runCtx.Err() != nil:
 		err = ErrClosed
 	}
 	s.running, s.cancel, s.lastRunErr, s.stoppedAtTarget = false, nil, err, false
+	s.lctx, s.lcancel = nil, nil
 	close(s.done)
 	s.done = nil
 	s.mu.Unlock()
 	return err
+}
+
+// graceTimer cancels the listeners' context grace after Run's context is
+// done (at once when grace is negative); it returns when lctx is done.
+func graceTimer(runCtx, lctx context.Context, lcancel context.CancelFunc, grace time.Duration) {
+	select {
+	case <-runCtx.Done():
+	case <-lctx.Done():
+		return
+	}
+	if grace < 0 {
+		lcancel()
+		return
+	}
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		lcancel()
+	case <-lctx.Done():
+	}
 }
 
 func (s *BinlogStreamer) run(ctx context.Context, listeners []Listener) error {
@@ -381,6 +431,9 @@ func (s *BinlogStreamer) run(ctx context.Context, listeners []Listener) error {
 			return nil
 		}
 		if ctx.Err() != nil {
+			if errors.As(err, new(*ListenerError)) {
+				return err // a failure during a graceful stop is not swallowed
+			}
 			return ctx.Err()
 		}
 		if !IsRetryable(err) {
@@ -567,7 +620,7 @@ func (s *BinlogStreamer) handle(ctx context.Context, listeners []Listener, be *r
 		return err
 	}
 	for _, l := range listeners {
-		if err := l(ctx, ev); err != nil {
+		if err := l(s.lctx, ev); err != nil {
 			return &ListenerError{Position: d.end, Err: err}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -497,4 +498,71 @@ func TestEventsAreValues(t *testing.T) {
 		}
 		require.NoError(t, s.Close())
 	}
+}
+
+// TestGracefulStopLetsTheListenerFinish: cancelling Run's context leaves
+// the listener's own context alive for StopGrace, so the event being
+// handled finishes and counts; past StopGrace the listener's context is
+// cancelled, and a listener that fails on it is reported, not swallowed.
+// Close cancels it at once.
+func TestGracefulStopLetsTheListenerFinish(t *testing.T) {
+	sc := smallScenario()
+	full := uninterrupted(t, sc)
+	run := func(t *testing.T, grace time.Duration, stop func(cancel context.CancelFunc, s *binlogstream.BinlogStreamer),
+		listener func(ctx context.Context) error) (error, *binlogstream.BinlogStreamer) {
+		s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: sc.source(), Start: sc.start(), StopGrace: grace})
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		inside := make(chan struct{})
+		n := 0
+		s.AddListener(func(lctx context.Context, ev binlogstream.Event) error {
+			if n++; n < 3 {
+				return nil
+			}
+			close(inside)
+			return listener(lctx)
+		})
+		done := make(chan error, 1)
+		go func() { done <- s.Run(ctx) }()
+		<-inside
+		stop(cancel, s)
+		return <-done, s
+	}
+	cancelRun := func(cancel context.CancelFunc, _ *binlogstream.BinlogStreamer) { cancel() }
+
+	t.Run("finishes", func(t *testing.T) {
+		err, s := run(t, 0, cancelRun, func(lctx context.Context) error {
+			time.Sleep(50 * time.Millisecond) // a transaction committing
+			return lctx.Err()
+		})
+		require.ErrorIs(t, err, context.Canceled)
+		var le *binlogstream.ListenerError
+		require.False(t, errors.As(err, &le), "%v", err)
+		assert.Equal(t, full.tokens[2], s.ResumePosition(), "the third event counts, nothing after it was delivered")
+	})
+	t.Run("hard deadline", func(t *testing.T) {
+		began := time.Now()
+		err, s := run(t, 100*time.Millisecond, cancelRun, func(lctx context.Context) error {
+			<-lctx.Done() // a listener stuck until its context ends
+			return fmt.Errorf("apply: %w", lctx.Err())
+		})
+		assert.GreaterOrEqual(t, time.Since(began), 100*time.Millisecond)
+		var le *binlogstream.ListenerError
+		require.ErrorAs(t, err, &le, "the listener's failure is not swallowed")
+		require.ErrorIs(t, err, context.Canceled)
+		assert.Equal(t, full.tokens[1], s.ResumePosition(), "the failed event does not count")
+	})
+	t.Run("failure during the stop", func(t *testing.T) {
+		boom := errors.New("disk full")
+		err, _ := run(t, 0, cancelRun, func(context.Context) error { return boom })
+		require.ErrorIs(t, err, boom)
+	})
+	t.Run("Close is hard", func(t *testing.T) {
+		began := time.Now()
+		err, _ := run(t, time.Hour, func(_ context.CancelFunc, s *binlogstream.BinlogStreamer) { go s.Close() },
+			func(lctx context.Context) error { <-lctx.Done(); return lctx.Err() })
+		require.ErrorIs(t, err, binlogstream.ErrClosed)
+		assert.Less(t, time.Since(began), time.Minute)
+	})
 }
