@@ -33,6 +33,12 @@ type Event struct {
 	// this rows event because they were delivered before a resume (see
 	// ResumeAfterRows). Rows holds only the changes not delivered yet.
 	SkippedRows int
+	// Table describes the table of a Table_map or rows event as of this
+	// event's position (nil for other events): column names, declared
+	// types and primary key when they can be proven (Table.Known), else
+	// the Table_map's column types and why the names are unknown. One
+	// *Table is shared by every event of one table version.
+	Table *Table
 
 	before ResumePosition
 
@@ -125,6 +131,11 @@ type Config struct {
 	// is cancelled too (see Listener). 0 means 30 s; negative means none.
 	StopGrace time.Duration
 
+	// Schema configures the schema history behind Event.Table. Nil keeps
+	// the history in memory: names come from FULL row metadata and from
+	// the CREATE statements the stream itself reads. See SchemaConfig.
+	Schema *SchemaConfig
+
 	// Logger receives the streamer's log lines. Nil means silent.
 	Logger logrus.FieldLogger
 }
@@ -169,6 +180,9 @@ func (c *Config) validate() error {
 	}
 	if c.Logger == nil {
 		c.Logger = discardLogger()
+	}
+	if c.Schema == nil {
+		c.Schema = &SchemaConfig{}
 	}
 	return nil
 }
@@ -242,6 +256,12 @@ type BinlogStreamer struct {
 	reconnectAttempts, reconnects         atomic.Uint64
 	failovers                             atomic.Uint64
 	hasStop                               atomic.Bool
+
+	// Run's goroutine only: the schema history's records (loaded and
+	// appended) and the tracker of the current dump.
+	schema    schemaLog
+	sch       *schemaTracker
+	schemaOff bool // the prescan's streamer: no schema tracking
 }
 
 // NewBinlogStreamer validates cfg and returns a streamer ready to Run.
@@ -336,7 +356,13 @@ func (s *BinlogStreamer) Run(ctx context.Context) error {
 	s.mu.Unlock()
 	go graceTimer(runCtx, lctx, lcancel, s.cfg.StopGrace)
 
-	err := s.run(runCtx, listeners)
+	var err error
+	if !s.schemaOff {
+		err = s.schema.open(runCtx, &s.cfg, s.source(), s.ResumePosition())
+	}
+	if err == nil {
+		err = s.run(runCtx, listeners)
+	}
 	cancel()
 	lcancel()
 
@@ -460,6 +486,11 @@ func backoff(base, maxWait time.Duration, n int) time.Duration {
 // opened before (this one is then a reconnect); it is set once this one is.
 func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener, dumped *bool) (err error) {
 	from := s.ResumePosition()
+	if !s.schemaOff {
+		if s.sch, err = s.schema.trackerAt(from); err != nil {
+			return err
+		}
+	}
 	var tr eventTracker
 	var st Stream
 	src := s.source()
@@ -519,6 +550,9 @@ func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener, d
 		if err != nil {
 			return s.classify(from, err)
 		}
+		if be.Header.EventType == replication.FORMAT_DESCRIPTION_EVENT && s.sch != nil {
+			s.sch.formatDescription(be)
+		}
 		if err := tr.observe(be, &d); err != nil {
 			return err
 		}
@@ -534,6 +568,9 @@ func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener, d
 			}
 			continue
 		case actDrop:
+			if _, err := s.observeSchema(be, &d); err != nil {
+				return err
+			}
 			dropped.Add(1)
 			s.setResume(d.after)
 			continue
@@ -572,6 +609,11 @@ func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener, d
 func (s *BinlogStreamer) deliverPayload(ctx context.Context, listeners []Listener, pe *replication.TransactionPayloadEvent,
 	d, di *decision, from *ResumePosition, dropped *atomic.Uint64) error {
 	n := len(pe.Events)
+	for i := range int(d.skipInner) { // delivered before the resume: their Table_maps still count
+		if _, err := s.observeSchema(pe.Events[i], d); err != nil {
+			return err
+		}
+	}
 	for i := int(d.skipInner); i < n; i++ {
 		before := d.before
 		before.Streamed, before.Inner, before.Rows, before.inRowsStmt = d.start, uint32(i), 0, false
@@ -601,16 +643,23 @@ func (s *BinlogStreamer) handle(ctx context.Context, listeners []Listener, be *r
 	case actIgnore:
 		return nil
 	case actDrop:
+		if _, err := s.observeSchema(be, d); err != nil {
+			return err
+		}
 		dropped.Add(1)
 		s.setResume(d.after)
 		return nil
+	}
+	table, err := s.observeSchema(be, d)
+	if err != nil {
+		return err
 	}
 	if re, ok := be.Event.(*replication.RowsEvent); ok && re.Rows == nil && isRowsEvent(be.Header.EventType) {
 		// SkipReplayedRows left it undecoded: it should have been dropped.
 		return positionError("rows event at %s-%s was skipped as replayed but is not before the streamed position %s",
 			d.start, d.end, from.Streamed)
 	}
-	ev := Event{BinlogEvent: be, Start: d.start, End: d.end, GTID: d.gtid, Resume: d.after, before: d.before}
+	ev := Event{BinlogEvent: be, Start: d.start, End: d.end, GTID: d.gtid, Resume: d.after, before: d.before, Table: table}
 	if d.skipRows > 0 {
 		re := be.Event.(*replication.RowsEvent)
 		re.Rows = re.Rows[int(d.skipRows)*rowsPerChange(be.Header.EventType):]
