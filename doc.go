@@ -49,7 +49,10 @@
 // matching ErrResumeMismatch rather than guess.
 //
 // A listener error stops Run with a *ListenerError; that event does not
-// count as streamed. A dropped connection is reconnected by the streamer
+// count as streamed. Cancelling Run's context is a graceful stop: the event
+// being delivered finishes with a listener context that is cancelled only
+// Config.StopGrace later (or by Close), and Run reports a listener failure
+// rather than the cancellation (see Listener). A dropped connection is reconnected by the streamer
 // itself, from its own safe point, with the same dropping rule (go-mysql's
 // own retry is turned off), at most MaxReconnectAttempts times in a row
 // with exponential backoff, then Run returns a *ReconnectError. Server

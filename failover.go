@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/sirupsen/logrus"
 )
@@ -288,13 +285,9 @@ func (s *BinlogStreamer) validate(ctx context.Context, c Candidate, pos ResumePo
 // Probe reads the server's state over a short-lived connection.
 func (s *SyncerSource) Probe(ctx context.Context) (ServerState, error) {
 	st := ServerState{Flavor: s.cfg.Flavor}
-	addr := net.JoinHostPort(s.cfg.Host, strconv.Itoa(int(s.cfg.Port)))
-	conn, err := client.ConnectWithContext(ctx, addr, s.cfg.User, s.cfg.Password, "", 10*time.Second, func(c *client.Conn) error {
-		c.SetTLSConfig(s.cfg.TLSConfig)
-		return nil
-	})
+	conn, err := connectQuery(ctx, s.cfg.DSN, s.cfg.TLSConfig, s.cfg.tlsPreferred)
 	if err != nil {
-		return st, fmt.Errorf("connect to %s: %w", s.cfg.DSN, scrubError(err, s.cfg.Password))
+		return st, err
 	}
 	defer func() { _ = conn.Close() }()
 	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })

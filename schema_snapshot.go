@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -65,13 +64,9 @@ func (s *SyncerSource) SchemaSnapshot(ctx context.Context, databases []string) (
 // queryConn opens a query connection to the source's server, closed when
 // ctx ends or done is called.
 func (s *SyncerSource) queryConn(ctx context.Context) (*client.Conn, func(), error) {
-	addr := net.JoinHostPort(s.cfg.Host, strconv.Itoa(int(s.cfg.Port)))
-	conn, err := client.ConnectWithContext(ctx, addr, s.cfg.User, s.cfg.Password, "", 10*time.Second, func(c *client.Conn) error {
-		c.SetTLSConfig(s.cfg.TLSConfig)
-		return nil
-	})
+	conn, err := connectQuery(ctx, s.cfg.DSN, s.cfg.TLSConfig, s.cfg.tlsPreferred)
 	if err != nil {
-		return nil, nil, fmt.Errorf("connect to %s: %w", s.cfg.DSN, scrubError(err, s.cfg.Password))
+		return nil, nil, err
 	}
 	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
 	return conn, func() { stop(); _ = conn.Close() }, nil

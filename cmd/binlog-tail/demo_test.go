@@ -35,7 +35,7 @@ func TestDemoAccount(t *testing.T) {
 		"inside the 2-table statement (Table_map x2, Write_rows x2, Delete_rows x2)",
 		"4. Meanwhile the resumed run's TCP connection was cut 35 bytes into the 75-byte Delete_rows at mysql-bin.000002:590",
 		"Stats().Reconnects 1; dumps the primary served: mysql-bin.000001:756, then mysql-bin.000002:318",
-		"Stats().Dropped 8 = 4 at the resume + 4 after the cut",
+		"Stats(): DroppedAtStart 4, DroppedAfterReconnect 4.",
 		"binlog connection lost; reconnecting",
 		"5. A naive resume from the last streamed position mysql-bin.000001:1058",
 		"*replication.EventError from go-mysql over the wire: table id 5131: invalid table id, no corresponding table map event",

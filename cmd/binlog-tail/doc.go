@@ -4,7 +4,7 @@
 //
 // Usage:
 //
-//	binlog-tail --dsn 'USER:PASS@tcp(HOST:PORT)/' --out FILE
+//	binlog-tail --dsn 'USER@tcp(HOST:PORT)/' [--password-file FILE] --out FILE
 //	    [--start oldest|current|FILE:POS] [--stop-at-current]
 //	    [--server-id N] [--flavor mysql|mariadb] [--no-schema-snapshot] [--quiet] [--cpuprofile FILE]
 //	binlog-tail --dsn DSN --out FILE --gtid [--failover-to DSN]...
@@ -13,9 +13,24 @@
 //
 // Flags:
 //
-//   - --dsn: the source server. The user needs REPLICATION SLAVE and
-//     BINLOG MONITOR (MariaDB) or REPLICATION CLIENT (MySQL).
-//   - --out: the output file. When it is not empty, binlog-tail first cuts
+//   - --dsn: the source server, a go-sql-driver DSN (tcp(HOST:PORT) or
+//     unix(PATH)); TLS with ?tls=true|skip-verify|preferred and
+//     tls-ca=FILE, tls-cert=FILE, tls-key=FILE (see binlogstream.DSN),
+//     used by every connection binlog-tail makes. The user needs
+//     REPLICATION SLAVE and BINLOG MONITOR (MariaDB) or REPLICATION CLIENT
+//     (MySQL).
+//   - --password-file FILE: the password of every DSN (--dsn,
+//     --failover-to) written without one, from FILE's first line; FILE
+//     must give group and others no access (chmod 600). Without it the
+//     MYSQL_PWD environment variable gives that password. Either keeps it
+//     out of ps listings and shell history, where a password in --dsn is
+//     seen. No output (errors, warnings, progress, FILE) ever holds a
+//     password: DSNs are shown as USER:xxxxx@....
+//   - --out: the output file, created with mode 0600 (the umask may remove
+//     more): it holds row data. binlog-tail holds an advisory lock (flock)
+//     on it for as long as it runs, and a second binlog-tail on the same
+//     file exits 1 at once naming it; the kernel drops the lock of a killed
+//     process, so a rerun is never blocked. When FILE is not empty, binlog-tail first cuts
 //     an incomplete last line (one without a trailing newline, what a kill
 //     in the middle of a write leaves), then resumes right after the last
 //     complete line from that line's "resume" token; --start is ignored.
@@ -65,9 +80,10 @@
 //
 // SIGINT and SIGTERM stop promptly, flush and exit 0. Any error prints one
 // line "binlog-tail: ..." on stderr (never a password) and exits 1 (2 for
-// bad flags). A dropped connection is reconnected by the library (10
-// attempts with backoff; 3 when --failover-to is given) with no line lost or
-// repeated.
+// bad flags). A dropped connection is reconnected by the library with no
+// line lost or repeated: for about a minute (its default, enough for a
+// server restart with crash recovery), or 3 attempts when --failover-to is
+// given.
 //
 // # Output format
 //
