@@ -3,6 +3,7 @@ package binlogstream
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"slices"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -309,6 +310,7 @@ func (st *schemaTracker) resolve(tm *replication.TableMapEvent, raw []byte, d *d
 	switch {
 	case hasNames(tm):
 		t = tableFromFullMap(tm, st.flavor)
+		refineFromHistory(t, h)
 	case h != nil:
 		var diff string
 		if t, diff = merge(k, h, tm); diff != "" {
@@ -333,6 +335,29 @@ func (st *schemaTracker) resolve(tm *replication.TableMapEvent, raw []byte, d *d
 	st.idOf[k] = tm.TableID
 	st.byID[tm.TableID] = &tableEntry{key: k, tm: tm, hist: h, table: t, version: st.hist.version, body: bytes.Clone(body)}
 	return t, nil
+}
+
+// refineFromHistory gives a FULL-metadata table the MariaDB types its
+// Table_map cannot name (UUID, INET6 and INET4 are logged as binary
+// strings), from a history that has the same columns.
+func refineFromHistory(t *Table, h *histTable) {
+	if h == nil || len(h.cols) != len(t.Columns) {
+		return
+	}
+	for i := range t.Columns {
+		if !strings.EqualFold(t.Columns[i].Name, h.cols[i].Name) {
+			return
+		}
+	}
+	for i := range t.Columns {
+		c, hc := &t.Columns[i], &h.cols[i]
+		switch hc.DataType {
+		case "uuid", "inet6", "inet4":
+			if c.DataType == "binary" {
+				c.DataType, c.Type, c.Length = hc.DataType, hc.Type, 0
+			}
+		}
+	}
 }
 
 // formatDescription notes the dump's checksum length.

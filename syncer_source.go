@@ -48,7 +48,8 @@ type SyncerConfig struct {
 	// Tune, when set, may adjust go-mysql's config (ParseTime, UseDecimal,
 	// ...) before each syncer is made. Retry, logging, identity fields and
 	// SynchronousEventHandler (the source's event queue) are set again
-	// after it.
+	// after it. TimestampStringLocation defaults to UTC when Tune leaves it
+	// nil.
 	Tune func(*replication.BinlogSyncerConfig)
 	// Logger receives go-mysql's log lines (at Debug, Warn for its errors).
 	Logger logrus.FieldLogger
@@ -122,6 +123,11 @@ func (s *SyncerSource) syncerConfig() replication.BinlogSyncerConfig {
 	var c replication.BinlogSyncerConfig
 	if s.cfg.Tune != nil {
 		s.cfg.Tune(&c)
+	}
+	if c.TimestampStringLocation == nil {
+		// TIMESTAMP text the same wherever the consumer runs (go-mysql's
+		// default is the process's local zone).
+		c.TimestampStringLocation = time.UTC
 	}
 	c.ServerID = s.cfg.ServerID
 	c.Flavor = s.cfg.Flavor

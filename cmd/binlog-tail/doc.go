@@ -128,17 +128,34 @@
 // contradicts the history (a DDL run with sql_log_bin=0) stops the run
 // with an error naming the table, position and difference.
 //
-// Column values, in the table's column order:
+// Column values are what the server means (binlogstream's Table.Value),
+// in the table's column order:
 //
-//   - integers (also BIT, YEAR, and ENUM/SET as their index/bitmask) and
-//     floats: JSON numbers. UNSIGNED columns read as unsigned only when the
-//     server logs signedness (binlog_row_metadata MINIMAL or FULL);
-//   - DECIMAL: a string ("12.50");
-//   - NULL: null (also a column a MINIMAL/NOBLOB row image left out);
-//   - strings, blobs, JSON: a JSON string when the bytes are valid UTF-8
-//     (lossless), otherwise {"base64":"..."} with standard padded base64;
-//   - DATE, TIME, DATETIME, TIMESTAMP: strings as "2006-01-02 15:04:05[.ffffff]",
-//     TIMESTAMP rendered in UTC.
+//   - integers, BIT, YEAR: JSON numbers with every digit (UNSIGNED columns
+//     as unsigned whenever the table is known, BIGINT UNSIGNED and BIT(64)
+//     up to 18446744073709551615: parse them as 64-bit integers, not as
+//     doubles); FLOAT and DOUBLE: JSON numbers;
+//   - DECIMAL: a string with its exact digits ("12.50");
+//   - text (CHAR, VARCHAR, TEXT): a JSON string, decoded to UTF-8 from the
+//     column's charset (utf8mb4, latin1, ascii, utf16, utf16le, utf32,
+//     ucs2, cp1251 and the other common ones); a charset binlog-tail
+//     cannot decode gives {"charset":"...","base64":"..."};
+//   - binary strings and BLOBs: a JSON string when the bytes are valid
+//     UTF-8, otherwise {"base64":"..."} (standard, padded); BINARY(n) with
+//     all its n bytes, trailing 0x00 included;
+//   - JSON: its text, as a string; ENUM and SET: the member names ("a",
+//     "x,z"; the index or bitmask when the members are unknown);
+//   - DATE "2006-01-02", TIME "[-]838:59:59[.f]", DATETIME and TIMESTAMP
+//     "2006-01-02 15:04:05[.f]", with exactly the column's fractional
+//     digits; zero dates as the server shows them ("0000-00-00"); TIMESTAMP
+//     in UTC;
+//   - MariaDB's UUID, INET6, INET4: their text ("::ffff:10.0.0.1");
+//   - GEOMETRY: {"srid":N,"wkb":"<hex of the OGC well-known binary>"};
+//   - NULL: null. A column the row image left out is absent from the row.
+//
+// Without a known table (a positional row) integers of UNSIGNED columns
+// read as signed unless the server logs signedness (binlog_row_metadata
+// MINIMAL or FULL), and text is written as its bytes.
 //
 // The same binlog always gives the same bytes: only "file", "pos" and
 // "resume" depend on where the events sit in the binlog.

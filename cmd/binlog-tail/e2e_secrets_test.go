@@ -85,7 +85,7 @@ func TestEndToEndSecretsAndLock(t *testing.T) {
 	exited := make(chan error, 1)
 	go func() { exited <- a.Wait() }()
 	defer func() { _ = a.Process.Kill() }()
-	before := waitFile(t, out3, exited, "the rows", func(b []byte) bool { return bytes.Count(b, []byte("\n")) == 4 })
+	before := waitFile(t, out3, exited, "the rows", func(b []byte) bool { return bytes.Count(b, []byte("\n")) == 5 })
 
 	began := time.Now()
 	code, stderr = run(pw, "--dsn", primary, "--gtid", "--out", out3, "--server-id", "96")

@@ -33,7 +33,7 @@ func TestEndToEndTLS(t *testing.T) {
 		require.Equal(t, 0, cli(context.Background(), args, &stdout, &stderr), stderr.String())
 		b, err := os.ReadFile(out)
 		require.NoError(t, err)
-		assert.Equal(t, 4, bytes.Count(b, []byte("\n")), "two statements and two rows: %s", b)
+		assert.Equal(t, 5, bytes.Count(b, []byte("\n")), "two statements, a table line and two rows: %s", b)
 	}
 	var stderr bytes.Buffer
 	code := cli(context.Background(), []string{"--dsn", plain, "--out", filepath.Join(dir, "plain.jsonl")}, &bytes.Buffer{}, &stderr)

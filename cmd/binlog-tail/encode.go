@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"math"
 	"slices"
@@ -164,7 +165,7 @@ func appendRow(b []byte, tbl *binlogstream.Table, row []any, skipped []int) []by
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendValue(b, v)
+			b = appendValue(b, tbl.Value(i, v))
 		}
 		return append(b, ']')
 	}
@@ -180,7 +181,7 @@ func appendRow(b []byte, tbl *binlogstream.Table, row []any, skipped []int) []by
 		first = false
 		b = appendString(b, tbl.Columns[i].Name)
 		b = append(b, ':')
-		b = appendValue(b, v)
+		b = appendValue(b, tbl.Value(i, v))
 	}
 	return append(b, '}')
 }
@@ -226,6 +227,18 @@ func appendValue(b []byte, v any) []byte {
 		return appendBytes(b, v)
 	case time.Time:
 		return appendString(b, v.UTC().Format(timeLayout))
+	case binlogstream.Geometry:
+		b = append(b, `{"srid":`...)
+		b = strconv.AppendUint(b, uint64(v.SRID), 10)
+		b = append(b, `,"wkb":"`...)
+		b = hex.AppendEncode(b, v.WKB)
+		return append(b, `"}`...)
+	case binlogstream.RawText:
+		b = append(b, `{"charset":`...)
+		b = appendString(b, v.Charset)
+		b = append(b, `,"base64":"`...)
+		b = base64.StdEncoding.AppendEncode(b, v.Bytes)
+		return append(b, `"}`...)
 	case fmt.Stringer: // decimal.Decimal with UseDecimal, JSON partial-update diffs
 		return appendString(b, v.String())
 	default:
