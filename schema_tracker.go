@@ -3,8 +3,8 @@ package binlogstream
 import (
 	"bytes"
 	"fmt"
-	"strings"
 	"slices"
+	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
