@@ -68,7 +68,26 @@ var valueCols = []valueCol{
 	{"js", "JSON", []string{`'{"a": 1}'`, "'[]'", `'"x"'`}, "%s", "text"},
 	{"en", "ENUM('a','b''c')", []string{"'b''c'", "'a'", "'a'"}, "%s", "text"},
 	{"st", "SET('x','y','z')", []string{"'x,z'", "''", "'y'"}, "%s", "text"},
+	{"b13", "BIT(13)", []string{"b'1000000000001'", "b'0'", "b'1111111111111'"}, "%s+0", "num"},
+	{"b33", "BIT(33)", []string{"b'1" + strings.Repeat("0", 32) + "'", "b'1'", "b'" + strings.Repeat("1", 33) + "'"}, "%s+0", "num"},
+	{"tm1", "TIME(1)", []string{"'-838:59:59.0'", "'00:00:00.9'", "'10:00:00'"}, "%s", "text"},
+	{"tm6", "TIME(6)", []string{"'838:59:59.000000'", "'-00:00:00.000001'", "'01:02:03.456789'"}, "%s", "text"},
+	{"dt2", "DATETIME(2)", []string{"'2024-01-02 03:04:05.1'", "'0000-00-00 00:00:00'", "'1000-01-01 00:00:00.99'"}, "%s", "text"},
+	{"ts0", "TIMESTAMP NULL", []string{"'2024-06-01 12:00:00'", "'1970-01-01 05:30:01'", "'2000-02-29 23:59:59'"},
+		"CONVERT_TZ(%s, @@session.time_zone, '+00:00')", "text"},
+	{"ts6", "TIMESTAMP(6) NULL", []string{"'2024-06-01 12:00:00.000001'", "'2038-01-19 08:44:07.999999'", "'2001-01-01 00:00:00'"},
+		"CONVERT_TZ(%s, @@session.time_zone, '+00:00')", "text"},
+	{"st64", "SET(" + setMembers(64) + ")", []string{"'m1,m64'", "'m33'", "''"}, "%s", "text"},
+	{"mb", "MEDIUMBLOB", []string{"REPEAT(x'00FFC3', 350000)", "x'80'", "''"}, "HEX(%s)", "hex"}, // 1 MiB, NUL and invalid UTF-8
 	{"gen", "INT AS (tu + 1) VIRTUAL", nil, "%s", "num"},
+}
+
+func setMembers(n int) string {
+	var m []string
+	for i := 1; i <= n; i++ {
+		m = append(m, fmt.Sprintf("'m%d'", i))
+	}
+	return strings.Join(m, ",")
 }
 
 // exoticCols are MariaDB's own types, which the DDL parser cannot read:
@@ -154,68 +173,105 @@ func serverRows(t *testing.T, s *mariadb.Server, table string, cols []valueCol) 
 }
 
 // TestIntegrationValuesEqualServer: every column type family, written
-// with edge values (integer limits and sign boundaries, BIT(64), zero
-// dates, negative TIME, fractional digits, a non-UTC session time zone,
-// text in utf8mb4, latin1, ascii, utf16, utf16le, utf32, ucs2, cp1251,
-// binary strings with NUL bytes, JSON, ENUM/SET, a generated column,
+// with edge values (integer limits and sign boundaries, BIT(1..64), zero
+// dates, negative and large TIME, every fractional precision, a non-UTC
+// session time zone, text in utf8mb4, latin1, ascii, utf16, utf16le,
+// utf32, ucs2, cp1251, binary strings with NUL and invalid UTF-8 bytes
+// and a 1 MiB value, JSON, ENUM, SET of 64 members, a generated column,
 // MariaDB's UUID, INET6, INET4 and GEOMETRY, and NULL in every column),
-// streamed in binlog_row_metadata NO_LOG, MINIMAL and FULL: Event.RowValues
-// equals the server's own SELECT for every column of every row.
+// inserted, updated and deleted, streamed in binlog_row_metadata NO_LOG,
+// MINIMAL and FULL with binlog_row_image FULL, MINIMAL and NOBLOB: every
+// value of every row image Event.RowValues gives equals the server's own
+// SELECT of that row, and a column the image left out is Absent (never
+// nil, which is NULL).
 func TestIntegrationValuesEqualServer(t *testing.T) {
 	mariadb.Require(t)
 	t.Parallel()
 	for _, mode := range []string{"NO_LOG", "MINIMAL", "FULL"} {
-		t.Run(mode, func(t *testing.T) {
-			s := mariadb.Start(t, mariadb.Options{ExtraArgs: []string{"--binlog-row-metadata=" + mode}})
-			createX, insertX := valueTableSQL("x", exoticCols)
-			s.Exec(t, "CREATE DATABASE d", "USE d", createX)
-			from := masterPos(t, s)
-			createV, insertV := valueTableSQL("v", valueCols)
-			stmts := append([]string{"USE d", "SET SESSION sql_mode = ''", "SET SESSION time_zone = '+05:30'", createV}, insertV...)
-			s.Exec(t, append(stmts, insertX...)...)
-			target := masterPos(t, s)
-
-			store := binlogstream.NewFileSchemaStore(filepath.Join(t.TempDir(), "h"))
-			defer store.Close()
-			st, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: itSource(t, s), Start: binlogstream.StartAt(from),
-				Schema: &binlogstream.SchemaConfig{Store: store, Snapshot: true}})
-			require.NoError(t, err)
-			got := map[string]map[string][]any{"v": {}, "x": {}}
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			st.AddListener(func(_ context.Context, ev binlogstream.Event) error {
-				if re, ok := ev.Event.(*replication.RowsEvent); ok {
-					if !ev.Table.Known() {
-						return fmt.Errorf("%s unknown: %s", ev.Table.Name, ev.Table.Unknown)
-					}
-					for i := range re.Rows {
-						vals := ev.RowValues(i)
-						got[ev.Table.Name][fmt.Sprint(vals[0])] = vals
-					}
-				}
-				if ev.End.Compare(target) >= 0 {
-					cancel()
-				}
-				return nil
+		for _, image := range []string{"FULL", "MINIMAL", "NOBLOB"} {
+			t.Run(mode+"/"+image, func(t *testing.T) {
+				valuesEqualServer(t, mode, image)
 			})
-			require.ErrorIs(t, st.Run(ctx), context.Canceled)
+		}
+	}
+}
 
-			for table, cols := range map[string][]valueCol{"v": valueCols, "x": exoticCols} {
-				want := serverRows(t, s, table, cols)
-				require.Len(t, got[table], len(want), table)
-				for id, row := range want {
-					vals := got[table][id]
-					require.NotNil(t, vals, "%s id %s", table, id)
-					for k, c := range cols {
-						v := vals[k+1]
-						if row[k] == "NULL" {
-							assert.Nil(t, v, "%s %s.%s id %s", mode, table, c.name, id)
-							continue
-						}
-						assert.Equal(t, row[k], renderValue(c.render, v), "%s %s.%s id %s (%#v)", mode, table, c.name, id, v)
-					}
+type imageVals struct {
+	kind string // insert, before, after, delete
+	vals []any
+}
+
+func valuesEqualServer(t *testing.T, mode, image string) {
+	s := mariadb.Start(t, mariadb.Options{ExtraArgs: []string{"--binlog-row-metadata=" + mode, "--binlog-row-image=" + image,
+		"--max-allowed-packet=64M"}})
+	createX, insertX := valueTableSQL("x", exoticCols)
+	s.Exec(t, "CREATE DATABASE d", "USE d", createX)
+	from := masterPos(t, s)
+	createV, insertV := valueTableSQL("v", valueCols)
+	stmts := append([]string{"USE d", "SET SESSION sql_mode = ''", "SET SESSION time_zone = '+05:30'", createV}, insertV...)
+	s.Exec(t, append(stmts, insertX...)...)
+	before := map[string]map[string][]string{"v": serverRows(t, s, "v", valueCols), "x": serverRows(t, s, "x", exoticCols)}
+	s.Exec(t, "USE d", "UPDATE v SET id = id + 100", "UPDATE x SET id = id + 100", "DELETE FROM v WHERE id > 102", "DELETE FROM x WHERE id > 102")
+	target := masterPos(t, s)
+
+	store := binlogstream.NewFileSchemaStore(filepath.Join(t.TempDir(), "h"))
+	defer store.Close()
+	st, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: itSource(t, s), Start: binlogstream.StartAt(from),
+		Schema: &binlogstream.SchemaConfig{Store: store, Snapshot: true}})
+	require.NoError(t, err)
+	got := map[string][]imageVals{}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	st.AddListener(func(_ context.Context, ev binlogstream.Event) error {
+		if re, ok := ev.Event.(*replication.RowsEvent); ok {
+			if !ev.Table.Known() {
+				return fmt.Errorf("%s unknown: %s", ev.Table.Name, ev.Table.Unknown)
+			}
+			kind := binlogstream.RowKind(ev.Header.EventType)
+			for i := range re.Rows {
+				k := kind
+				if kind == "update" {
+					k = [...]string{"before", "after"}[i%2]
+				}
+				got[ev.Table.Name] = append(got[ev.Table.Name], imageVals{k, ev.RowValues(i)})
+			}
+		}
+		if ev.End.Compare(target) >= 0 {
+			cancel()
+		}
+		return nil
+	})
+	require.ErrorIs(t, st.Run(ctx), context.Canceled)
+
+	absent := 0
+	for table, cols := range map[string][]valueCol{"v": valueCols, "x": exoticCols} {
+		want := before[table]
+		require.Equal(t, 4+8+2, len(got[table]), "%s: 4 inserts, 4 updates (2 images), 2 deletes", table)
+		for _, im := range got[table] {
+			id, ok := im.vals[0].(int64)
+			require.True(t, ok, "%s %s: the primary key is in every image: %#v", table, im.kind, im.vals[0])
+			if id > 100 {
+				id -= 100
+			}
+			row := want[strconv.FormatInt(id, 10)]
+			require.NotNil(t, row, "%s id %d", table, id)
+			for k, c := range cols {
+				v := im.vals[k+1]
+				what := fmt.Sprintf("%s/%s %s.%s id %d %s", mode, image, table, c.name, id, im.kind)
+				switch {
+				case v == binlogstream.Absent:
+					absent++
+					assert.NotEqual(t, "FULL", image, "%s: only MINIMAL and NOBLOB images leave columns out", what)
+				case row[k] == "NULL":
+					assert.Nil(t, v, what)
+				default:
+					assert.Equal(t, row[k], renderValue(c.render, v), "%s (%.200v)", what, v)
 				}
 			}
-		})
+		}
 	}
+	if image != "FULL" {
+		assert.Positive(t, absent, "a %s image leaves columns out", image)
+	}
+	t.Logf("%s/%s: %d row images compared, %d columns absent", mode, image, len(got["v"])+len(got["x"]), absent)
 }
