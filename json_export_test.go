@@ -1,6 +1,10 @@
 package binlogstream
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/go-mysql-org/go-mysql/replication"
+)
 
 // Test seams for the pure partial JSON core.
 
@@ -20,4 +24,16 @@ func ApplyJSONDiffVector(before, vector []byte) (*PartialJSON, error) {
 		return nil, fmt.Errorf("diff vector of %d bytes", len(vector))
 	}
 	return buildPartialJSON(imageColumn{present: true, data: before}, vector[4:])
+}
+
+// ReadRowImages walks the first n row images of a partial rows event body
+// (the event without its 19-byte header) and returns how many columns
+// each holds.
+func ReadRowImages(body []byte, tm *replication.TableMapEvent, n int) ([]int, error) {
+	imgs, err := readRowImages(body, tm, n)
+	var out []int
+	for _, img := range imgs {
+		out = append(out, len(img))
+	}
+	return out, err
 }

@@ -113,10 +113,13 @@ func (e *Event) partialJSONImage(i int) ([]partialResult, error) {
 	if !ok || re.Table == nil || i < 0 || i >= len(re.Rows) {
 		return nil, nil
 	}
-	partial := false
-	for _, v := range re.Rows[i] {
-		if _, ok := v.(*replication.JsonDiff); ok {
+	partial := false // go-mysql's value says where a diff may be: skip the walk elsewhere
+	for c, v := range re.Rows[i] {
+		switch v := v.(type) {
+		case *replication.JsonDiff:
 			partial = true
+		case []byte: // an empty diff vector (no change) reads as an empty document
+			partial = partial || len(v) == 0 && c < len(re.Table.ColumnType) && re.Table.ColumnType[c] == mysql.MYSQL_TYPE_JSON
 		}
 	}
 	if !partial {

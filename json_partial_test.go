@@ -1,7 +1,9 @@
 package binlogstream_test
 
 import (
+	"encoding/json"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/go-mysql-org/go-mysql/replication"
 	"github.com/stretchr/testify/assert"
@@ -139,7 +141,10 @@ func TestPartialJSONEventImages(t *testing.T) {
 				th.Row{`{"a":[1]}`, int64(1), "long " + repeat("s", 280), `[0]`},
 				th.Row{th.JSONDiffs{th.JSONInsert("$.a[0]", `0`)}, int64(1), "x", th.JSONDiffs{th.JSONReplace("$[0]", `1`)}},
 				th.Row{`{"a":[2]}`, int64(2), "", nil},
-				th.Row{th.JSONDiffs{th.JSONRemove("$.a[0]"), th.JSONInsert("$.b", `"b"`)}, int64(2), "y", nil})
+				th.Row{th.JSONDiffs{th.JSONRemove("$.a[0]"), th.JSONInsert("$.b", `"b"`)}, int64(2), "y", nil},
+				th.Row{`{}`, int64(3), "", nil}, th.Row{`[]`, int64(3), "", nil}, // no diff: value options 0
+				th.Row{`{"a":[3]}`, int64(4), "z", `[1]`},
+				th.Row{th.JSONDiffs{th.JSONReplace("$.a", `4`)}, int64(4), "z", th.JSONDiffs{th.JSONInsert("$[1]", `2`)}})
 		})
 		bl := b.Build()
 		info, ok := bl.Nth(replication.PARTIAL_UPDATE_ROWS_EVENT, 1)
@@ -169,8 +174,74 @@ func TestPartialJSONEventImages(t *testing.T) {
 		pj, err := e.PartialJSON(3, 3)
 		assert.NoError(t, err)
 		assert.Nil(t, pj, "NULL in the after image")
+		pj, err = e.PartialJSON(5, 0)
+		assert.NoError(t, err)
+		assert.Nil(t, pj, "logged whole")
+		check(7, 0, `{"a":4}`, 1)
+		check(7, 3, `[1,2]`, 1)
 		re := ev.Event.(*replication.RowsEvent)
 		re.Rows, e.SkippedRows = re.Rows[2:], 1
 		check(1, 0, `{"a":[],"b":"b"}`, 2)
+		check(5, 3, `[1,2]`, 1)
 	}
+}
+
+// TestPartialJSONEmptyVector: a diff vector without diffs leaves the
+// document as it was.
+func TestPartialJSONEmptyVector(t *testing.T) {
+	tbl := th.Table{ID: 3, Schema: "s", Name: "t", Columns: []th.Column{{Name: "j", Type: th.JSON}}}
+	b := th.NewBuilder(th.MySQL)
+	b.Txn(func(x *th.Txn) { x.PartialUpdate(tbl, th.Row{`{"b":1,"aa":2}`}, th.Row{th.JSONDiffs{}}) })
+	e := parsedEvent(t, b.Build(), replication.PARTIAL_UPDATE_ROWS_EVENT)
+	pj, err := e.PartialJSON(1, 0)
+	require.NoError(t, err)
+	require.NotNil(t, pj)
+	assert.Empty(t, pj.Diffs)
+	assert.Equal(t, `{"b":1,"aa":2}`, pj.After)
+}
+
+// parsedEvent parses bl with go-mysql up to the first event of type typ.
+func parsedEvent(t testing.TB, bl *th.Binlog, typ replication.EventType) binlogstream.Event {
+	t.Helper()
+	p := replication.NewBinlogParser()
+	for _, e := range bl.Events {
+		ev, err := p.Parse(bl.Files[0].Data[e.Start:e.End])
+		require.NoError(t, err)
+		if e.Type == typ {
+			return binlogstream.Event{BinlogEvent: ev}
+		}
+	}
+	t.Fatalf("no %s", typ)
+	return binlogstream.Event{}
+}
+
+// FuzzJSONDiffVector: any document and diff vector give a result or an
+// error, never a panic; a result is valid JSON.
+func FuzzJSONDiffVector(f *testing.F) {
+	for _, c := range partialCases {
+		f.Add(th.JSONBinary(c.before), c.diffs.Binary())
+	}
+	f.Fuzz(func(t *testing.T, doc, vector []byte) {
+		pj, err := binlogstream.ApplyJSONDiffVector(doc, vector)
+		if err == nil && utf8.ValidString(pj.After) {
+			require.True(t, json.Valid([]byte(pj.After)), "%q", pj.After)
+		}
+	})
+}
+
+// FuzzPartialRowImages: the row image walker never panics on a corrupt
+// event body.
+func FuzzPartialRowImages(f *testing.F) {
+	tbl := th.Table{ID: 3, Schema: "s", Name: "t", Columns: []th.Column{
+		{Name: "j1", Type: th.JSON}, {Name: "id", Type: th.BigInt}, {Name: "s", Type: th.Varchar(300)}, {Name: "e", Type: th.Enum("a")}}}
+	b := th.NewBuilder(th.MySQL, th.Checksum(false))
+	b.Txn(func(x *th.Txn) {
+		x.PartialUpdate(tbl, th.Row{`{"a":[1]}`, int64(1), "x", 1}, th.Row{th.JSONDiffs{th.JSONRemove("$.a[0]")}, th.Absent, "y", nil})
+	})
+	e := parsedEvent(f, b.Build(), replication.PARTIAL_UPDATE_ROWS_EVENT)
+	tm := e.Event.(*replication.RowsEvent).Table
+	f.Add(e.RawData[replication.EventHeaderSize:])
+	f.Fuzz(func(t *testing.T, body []byte) {
+		_, _ = binlogstream.ReadRowImages(body, tm, 2)
+	})
 }

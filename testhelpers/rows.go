@@ -206,8 +206,8 @@ func appendTLV(b []byte, typ byte, v []byte) []byte {
 // MariaDB compressed types get their rows compressed. A value Absent
 // leaves its column out of the images of that side (before or after);
 // a PARTIAL_UPDATE_ROWS_EVENT writes binlog_row_value_options
-// PARTIAL_JSON in every after image, with a JSONDiffs value logged as a
-// diff.
+// PARTIAL_JSON in every after image that has a JSONDiffs value (logged as
+// a diff), 0 in the others.
 func RowsBody(typ replication.EventType, t Table, flags uint16, rows []Row) ([]byte, error) {
 	b := appendUint48(nil, t.ID)
 	b = binary.LittleEndian.AppendUint16(b, flags)
@@ -238,8 +238,12 @@ func RowsBody(typ replication.EventType, t Table, flags uint16, rows []Row) ([]b
 	for k, r := range rows {
 		side := k % sides
 		if typ == replication.PARTIAL_UPDATE_ROWS_EVENT && side == 1 {
-			data = append(data, 1) // binlog_row_value_options: PARTIAL_JSON
-			data = append(data, partialBits(t, r)...)
+			if bits, has := partialBits(t, r); has {
+				data = append(data, 1) // binlog_row_value_options: PARTIAL_JSON
+				data = append(data, bits...)
+			} else {
+				data = append(data, 0) // no partial JSON in this row: no bitmap
+			}
 		}
 		var err error
 		if data, err = appendRowImage(data, t, r, bitmaps[side]); err != nil {
@@ -253,9 +257,8 @@ func RowsBody(typ replication.EventType, t Table, flags uint16, rows []Row) ([]b
 }
 
 // partialBits has a bit for every JSON column of the table, set where the
-// after image logs a diff.
-func partialBits(t Table, r Row) []byte {
-	var bits []byte
+// after image logs a diff (MySQL's rpl_record.h); has says whether one is.
+func partialBits(t Table, r Row) (bits []byte, has bool) {
 	n := 0
 	for i, c := range t.Columns {
 		if c.Type.code != mysql.MYSQL_TYPE_JSON {
@@ -267,11 +270,12 @@ func partialBits(t Table, r Row) []byte {
 		if i < len(r) {
 			if _, ok := r[i].(JSONDiffs); ok {
 				bits[n/8] |= 1 << (n % 8)
+				has = true
 			}
 		}
 		n++
 	}
-	return bits
+	return bits, has
 }
 
 func appendRowImage(b []byte, t Table, r Row, present []byte) ([]byte, error) {
