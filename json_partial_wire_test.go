@@ -22,8 +22,14 @@ import (
 // the last element too), a key insert that lands in MySQL's key order, a
 // quoted member. The same documents written whole in a later UPDATE, as
 // go-mysql renders them with RenderJSONAsMySQLText, are the reference. A
-// partial update whose before image lacks the column is an error.
+// partial update whose before image lacks the column is an error. The
+// same again with every transaction in a compressed Transaction_payload.
 func TestPartialJSONOverTheWire(t *testing.T) {
+	t.Run("plain", func(t *testing.T) { testPartialJSONOverTheWire(t, false) })
+	t.Run("transaction-payload", func(t *testing.T) { testPartialJSONOverTheWire(t, true) })
+}
+
+func testPartialJSONOverTheWire(t *testing.T, compress bool) {
 	tbl := th.Table{ID: 21, Schema: "app", Name: "docs", PrimaryKey: []int{0}, Columns: []th.Column{
 		{Name: "id", Type: th.Int}, {Name: "doc", Type: th.JSON}, {Name: "note", Type: th.Varchar(40)}, {Name: "meta", Type: th.JSON}}}
 	before := []string{
@@ -67,6 +73,13 @@ func TestPartialJSONOverTheWire(t *testing.T) {
 		x.PartialUpdate(tbl, th.Row{int32(1), th.Absent, th.Absent, th.Absent}, th.Row{int32(1), th.JSONDiffs{th.JSONRemove("$.ab")}, th.Absent, th.Absent})
 	})
 	bl := b.Build()
+	if compress {
+		var err error
+		bl, err = th.CompressTransactions(bl)
+		require.NoError(t, err)
+		_, ok := bl.Nth(replication.TRANSACTION_PAYLOAD_EVENT, 4)
+		require.True(t, ok, "four compressed transactions")
+	}
 	p := startPrimary(t, bl)
 	src, err := binlogstream.NewSyncerSource(binlogstream.SyncerConfig{
 		DSN:      binlogstream.DSN{User: p.User(), Password: p.Password(), Host: p.Host(), Port: p.Port()},
