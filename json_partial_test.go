@@ -245,3 +245,39 @@ func FuzzPartialRowImages(f *testing.F) {
 		_, _ = binlogstream.ReadRowImages(body, tm, 2)
 	})
 }
+
+// TestPartialJSONEmptyVectorsFromMySQL reads an after image MySQL wrote
+// (the bytes of go-mysql v1.16.0's TestRowsEventDecodeImageWithEmptyJSON):
+// value options PARTIAL_JSON, all three JSON columns partial with empty
+// diff vectors, around INT and DATETIME2 columns. The walker finds each
+// column, and the after documents are the before ones.
+func TestPartialJSONEmptyVectorsFromMySQL(t *testing.T) {
+	after := []byte("\x01\a\x00\xf6+\x0f\x00\xeb\xafP\x02\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x99\xac\xfa\xbe\xc3\x99\xaf\xab1\x184\x11\x00\x00") // "Ù" in go-mysql's literal is UTF-8 C3 99
+	tm := &replication.TableMapEvent{Schema: []byte("s"), Table: []byte("t"),
+		ColumnType: []byte{3, 3, 245, 245, 245, 18, 18, 3}, ColumnMeta: []uint16{0, 0, 4, 4, 4, 0, 0, 0}}
+	docs := []string{`{"b":[1,2]}`, `"s"`, `{"a":null,"bb":1.5}`}
+	before := []byte{0x00, 0xf6, 0x2b, 0x0f, 0x00, 0xeb, 0xaf, 0x50, 0x02}
+	for _, d := range docs {
+		bin := th.JSONBinary(d)
+		before = append(append(before, byte(len(bin)), 0, 0, 0), bin...)
+	}
+	before = append(before, after[len(after)-14:]...) // the two DATETIME2 and the INT
+	body := []byte{9, 0, 0, 0, 0, 0, 0, 0, 2, 0, 8, 0xff, 0xff}
+	body = append(append(body, before...), after...)
+	raw := append(make([]byte, replication.EventHeaderSize), body...)
+	rows := [][]any{
+		{int32(994294), int32(38842347), docs[0], docs[1], docs[2], "x", "y", int32(4404)},
+		{int32(994294), int32(38842347), []byte{}, []byte{}, []byte{}, "x", "y", int32(4404)},
+	}
+	e := binlogstream.Event{BinlogEvent: &replication.BinlogEvent{RawData: raw,
+		Header: &replication.EventHeader{EventType: replication.PARTIAL_UPDATE_ROWS_EVENT},
+		Event:  &replication.RowsEvent{Table: tm, Rows: rows}}}
+	for c, d := range docs {
+		pj, err := e.PartialJSON(1, 2+c)
+		require.NoError(t, err)
+		require.NotNil(t, pj, "column %d", 2+c)
+		assert.Empty(t, pj.Diffs)
+		assert.Equal(t, d, pj.Before)
+		assert.Equal(t, d, pj.After)
+	}
+}
