@@ -23,7 +23,7 @@ func ApplyJSONDiffVector(before, vector []byte) (*PartialJSON, error) {
 	if len(vector) < 4 {
 		return nil, fmt.Errorf("diff vector of %d bytes", len(vector))
 	}
-	return buildPartialJSON(imageColumn{present: true, data: before}, vector[4:])
+	return buildPartialJSON(imageColumn{present: true, data: before}, vector[4:], true)
 }
 
 // ReadRowImages walks the first n row images of a partial rows event body
