@@ -71,9 +71,11 @@ func (d JSONDiff) String() string {
 // The documents are compact JSON text with object keys in MySQL's order
 // (shorter keys first, then bytewise), a whole DOUBLE written with ".0",
 // DECIMAL unquoted and temporal values quoted: the text go-mysql gives a
-// whole document with BinlogSyncerConfig.RenderJSONAsMySQLText. Set that
-// option (SyncerConfig.Tune) for whole documents to read the same; without
-// it go-mysql sorts keys bytewise and writes a whole DOUBLE without ".0".
+// whole document with BinlogSyncerConfig.RenderJSONAsMySQLText, except
+// that <, > and & stay as they are (go-mysql writes \u003c, \u003e,
+// \u0026). Set that option (SyncerConfig.Tune) for whole documents to
+// read the same; without it go-mysql sorts keys bytewise and writes a
+// whole DOUBLE without ".0".
 type PartialJSON struct {
 	Diffs  []JSONDiff
 	Before string

@@ -16,8 +16,8 @@ import (
 )
 
 // JSON is MySQL's JSON column (MYSQL_TYPE_JSON, 4-byte length). Row values
-// are JSON text (string), written as MySQL's binary JSON (JSONBinary), or,
-// in the after image of a PartialUpdate, JSONDiffs.
+// are JSON text (string), written as MySQL's binary JSON (JSONBinary),
+// JSONRaw, or, in the after image of a PartialUpdate, JSONDiffs.
 var JSON = ColumnType{code: mysql.MYSQL_TYPE_JSON, meta: 4}
 
 // Absent in a row image leaves the column out of the image (its bit clear
@@ -27,6 +27,10 @@ var JSON = ColumnType{code: mysql.MYSQL_TYPE_JSON, meta: 4}
 var Absent = absentValue{}
 
 type absentValue struct{}
+
+// JSONRaw is a JSON column value given as MySQL binary JSON, written as
+// is (for values JSON text cannot ask for: DECIMAL, DATETIME, opaque).
+type JSONRaw []byte
 
 // JSONDiff is one diff of a partial JSON update: Value is JSON text
 // (ignored for Remove).

@@ -345,6 +345,8 @@ func appendRowImage(b []byte, t Table, r Row, present []byte) ([]byte, error) {
 					return nil, err
 				}
 				doc = append(binary.LittleEndian.AppendUint32(nil, uint32(len(doc))), doc...)
+			case JSONRaw:
+				doc = append(binary.LittleEndian.AppendUint32(nil, uint32(len(v))), v...)
 			case JSONDiffs:
 				if doc, err = v.binary(); err != nil {
 					return nil, err
