@@ -709,3 +709,76 @@ func lenencInt(b []byte) (n uint64, k int, ok bool) {
 	}
 	return n, k, true
 }
+
+// parseJSONText parses JSON text into a tree: objects take MySQL's key
+// order (a later duplicate key wins, as in MySQL), numbers keep their
+// text, strings are re-quoted as this package writes them.
+func parseJSONText(s string) (*jsonNode, error) {
+	d := json.NewDecoder(strings.NewReader(s))
+	d.UseNumber()
+	n, err := parseJSONToken(d, 0)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := d.Token(); err == nil {
+		return nil, errors.New("data after the JSON value")
+	}
+	return n, nil
+}
+
+func parseJSONToken(d *json.Decoder, depth int) (*jsonNode, error) {
+	if depth > 1000 {
+		return nil, errors.New("JSON nested too deep")
+	}
+	t, err := d.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch t := t.(type) {
+	case json.Delim:
+		n := &jsonNode{kind: jsonArr}
+		if t == '{' {
+			n.kind = jsonObj
+		}
+		for d.More() {
+			var key string
+			if n.kind == jsonObj {
+				k, err := d.Token()
+				if err != nil {
+					return nil, err
+				}
+				key = k.(string)
+			}
+			v, err := parseJSONToken(d, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			if n.kind == jsonArr {
+				n.elems = append(n.elems, v)
+				continue
+			}
+			if i := n.member(key); i >= 0 {
+				n.elems[i] = v
+				continue
+			}
+			at := 0
+			for at < len(n.keys) && jsonKeyLess(n.keys[at], key) {
+				at++
+			}
+			n.keys, n.elems = insertAt(n.keys, at, key), insertAt(n.elems, at, v)
+		}
+		if _, err := d.Token(); err != nil {
+			return nil, err
+		}
+		return n, nil
+	case string:
+		return &jsonNode{text: quoteJSON(t)}, nil
+	case json.Number:
+		return &jsonNode{text: string(t)}, nil
+	case bool:
+		return &jsonNode{text: strconv.FormatBool(t)}, nil
+	case nil:
+		return &jsonNode{text: "null"}, nil
+	}
+	return nil, fmt.Errorf("unexpected JSON token %v", t)
+}

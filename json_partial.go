@@ -22,8 +22,10 @@ import (
 var ErrPartialJSON = errors.New("binlogstream: partial JSON update cannot be applied")
 
 // ErrPartialJSONNoBefore is matched when the before image does not hold
-// the JSON column a partial update changes (binlog_row_image=MINIMAL
-// leaves it out), or holds NULL: there is nothing to apply the diff to.
+// the JSON column a partial update changes (binlog_row_image=MINIMAL and
+// NOBLOB leave it out), or holds NULL: there is nothing to apply the diff
+// to. A consumer that keeps its own copy of the document can apply the
+// diffs (Event.PartialJSON) with ApplyJSONDiffs.
 var ErrPartialJSONNoBefore = errors.New("binlogstream: the before image does not hold the JSON document the diff applies to")
 
 // PartialJSONError says why the after document of a partial JSON update
@@ -439,4 +441,29 @@ func (e *Event) setPartialJSON(i int, out []any) {
 			out[c] = r.pj.After
 		}
 	}
+}
+
+// ApplyJSONDiffs applies diffs (a PartialJSON's, in order) to doc, a JSON
+// document as text, with a MySQL replica's rules, and returns the result
+// in PartialJSON's text form. It is for a consumer that keeps its own copy
+// of the document where the before image cannot give it
+// (binlog_row_image=MINIMAL or NOBLOB): the document must be the one the
+// server held before the update.
+func ApplyJSONDiffs(doc string, diffs []JSONDiff) (string, error) {
+	root, err := parseJSONText(doc)
+	if err != nil {
+		return "", fmt.Errorf("binlogstream: document: %w", err)
+	}
+	for k, d := range diffs {
+		var val *jsonNode
+		if d.Op != replication.JsonDiffOperationRemove {
+			if val, err = parseJSONText(d.Value); err != nil {
+				return "", fmt.Errorf("binlogstream: diff %d of %d (%s): %w", k+1, len(diffs), d.Path, err)
+			}
+		}
+		if err := applyJSONDiff(root, d.Op, d.Path, val); err != nil {
+			return "", fmt.Errorf("binlogstream: diff %d of %d: %w", k+1, len(diffs), err)
+		}
+	}
+	return root.String(), nil
 }

@@ -65,6 +65,9 @@ func TestPartialJSONApply(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, c.after, whole, "the hand-written after document is not in MySQL's order")
 			require.Len(t, pj.Diffs, len(c.diffs), "every diff of the vector is read")
+			text, err := binlogstream.ApplyJSONDiffs(c.before, pj.Diffs)
+			require.NoError(t, err)
+			assert.Equal(t, c.after, text, "the diffs applied to the document as text")
 			for k, d := range c.diffs {
 				assert.Equal(t, d.Op, pj.Diffs[k].Op)
 				assert.Equal(t, d.Path, pj.Diffs[k].Path)
@@ -324,4 +327,23 @@ func BenchmarkPartialJSONRowValues(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n/2), "ns/row")
 		})
 	}
+}
+
+// TestApplyJSONDiffsToText: a consumer's own copy of a document, in any
+// key order and spacing, takes the diffs as the server's copy does.
+func TestApplyJSONDiffsToText(t *testing.T) {
+	diffs := []binlogstream.JSONDiff{
+		{Op: replication.JsonDiffOperationInsert, Path: "$.ab", Value: `{"z":1,"a":[2.50]}`},
+		{Op: replication.JsonDiffOperationRemove, Path: "$.zz[0]"},
+		{Op: replication.JsonDiffOperationReplace, Path: `$."b"`, Value: `"<&>"`},
+	}
+	got, err := binlogstream.ApplyJSONDiffs(`{ "zz": [1, 2], "b": 0, "c": 1e2 }`, diffs)
+	require.NoError(t, err)
+	assert.Equal(t, `{"b":"<&>","c":1e2,"ab":{"a":[2.50],"z":1},"zz":[2]}`, got)
+	_, err = binlogstream.ApplyJSONDiffs(`{"b":0}`, diffs)
+	assert.ErrorContains(t, err, "diff 2 of 3")
+	_, err = binlogstream.ApplyJSONDiffs(`{"b":0} x`, diffs)
+	assert.Error(t, err)
+	_, err = binlogstream.ApplyJSONDiffs(`{"b":0}`, []binlogstream.JSONDiff{{Op: replication.JsonDiffOperationInsert, Path: "$.x", Value: `{`}})
+	assert.Error(t, err)
 }

@@ -167,5 +167,8 @@ func testPartialJSONOverTheWire(t *testing.T, compress bool) {
 	require.NotNil(t, minimal.pj[1][1], "the diffs stay reachable")
 	assert.Equal(t, []binlogstream.JSONDiff{{Op: replication.JsonDiffOperationRemove, Path: "$.ab"}}, minimal.pj[1][1].Diffs)
 	assert.Empty(t, minimal.pj[1][1].After)
+	own, err := binlogstream.ApplyJSONDiffs(after[0], minimal.pj[1][1].Diffs) // a consumer's copy
+	require.NoError(t, err)
+	assert.Equal(t, `{"b":1,"c":{"n":null},"zz":{"q":[2,3],"r":"y"},"arr":[10,15,20]}`, own)
 	t.Log(v)
 }
