@@ -64,7 +64,7 @@ type SyncerConfig struct {
 	// ...) before each syncer is made. Retry, logging, identity fields and
 	// SynchronousEventHandler (the source's event queue) are set again
 	// after it. TimestampStringLocation defaults to UTC when Tune leaves it
-	// nil.
+	// nil; RenderJSONAsMySQLText is on unless Tune turns it off.
 	Tune func(*replication.BinlogSyncerConfig)
 	// Logger receives go-mysql's log lines (at Debug, Warn for its errors).
 	Logger logrus.FieldLogger
@@ -138,7 +138,9 @@ func NewSyncerSource(cfg SyncerConfig) (*SyncerSource, error) {
 }
 
 func (s *SyncerSource) syncerConfig() replication.BinlogSyncerConfig {
-	var c replication.BinlogSyncerConfig
+	// JSON documents as the server prints them (key order, numbers), the
+	// form of partial JSON updates' after documents too; Tune may say not.
+	c := replication.BinlogSyncerConfig{RenderJSONAsMySQLText: true}
 	if s.cfg.Tune != nil {
 		s.cfg.Tune(&c)
 	}

@@ -143,7 +143,11 @@
 //   - binary strings and BLOBs: a JSON string when the bytes are valid
 //     UTF-8, otherwise {"base64":"..."} (standard, padded); BINARY(n) with
 //     all its n bytes, trailing 0x00 included;
-//   - JSON: its text, as a string; ENUM and SET: the member names ("a",
+//   - JSON: its text, as a string (a MySQL partial JSON update's after
+//     image holds the whole document, the logged diffs applied to the
+//     before image's; when the before image lacks it, binlog_row_image
+//     MINIMAL or NOBLOB, binlog-tail stops with an error rather than write
+//     a diff as a value); ENUM and SET: the member names ("a",
 //     "x,z"; the index or bitmask when the members are unknown);
 //   - DATE "2006-01-02", TIME "[-]838:59:59[.f]", DATETIME and TIMESTAMP
 //     "2006-01-02 15:04:05[.f]", with exactly the column's fractional

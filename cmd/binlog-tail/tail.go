@@ -105,6 +105,7 @@ type job struct {
 	cut     int           // with crashAt: where the crash line starts in buf
 	ready   chan struct{} // formatted
 	done    chan struct{} // written; only waited for on a crash
+	partial map[int][]any // a partial JSON update's after images (values), by row image index
 	head    []byte        // scratch for the rows event's per-line prefix and tail
 	tail    []byte
 }
@@ -208,7 +209,7 @@ func (t *tailer) recycle(j *job) {
 	if cap(j.buf) > maxKeptBuf {
 		j.buf = nil
 	}
-	j.ev = binlogstream.Event{}
+	j.ev, j.partial = binlogstream.Event{}, nil
 	t.free <- j
 }
 
@@ -420,8 +421,12 @@ func (t *tailer) onEvent(_ context.Context, ev binlogstream.Event) error {
 			}
 		}
 	}
+	partial, err := partialAfterImages(&ev)
+	if err != nil {
+		return err
+	}
 	j := <-t.free
-	j.ev, j.crashAt = ev, crashAt
+	j.ev, j.crashAt, j.partial = ev, crashAt, partial
 	t.work <- j
 	t.order <- j
 	if crashAt >= 0 {
@@ -440,6 +445,44 @@ func (t *tailer) checkTarget(ev *binlogstream.Event) error {
 		t.stop()
 	}
 	return nil
+}
+
+// partialAfterImages returns, for a MySQL partial JSON update, the after
+// images' values with each logged diff turned into the full document; a
+// document that cannot be built (a before image without the column, as
+// binlog_row_image MINIMAL or NOBLOB logs it) stops the run: binlog-tail
+// never writes a diff as if it were the value.
+func partialAfterImages(ev *binlogstream.Event) (map[int][]any, error) {
+	re, ok := ev.Event.(*replication.RowsEvent)
+	if !ok || ev.Header.EventType != replication.PARTIAL_UPDATE_ROWS_EVENT {
+		return nil, nil
+	}
+	out := map[int][]any{}
+	for i := 1; i < len(re.Rows); i += 2 {
+		vals := ev.RowValues(i)
+		for _, v := range vals {
+			if pe, isErr := v.(*binlogstream.PartialJSONError); isErr {
+				return nil, fmt.Errorf("at %s: %w (binlog-tail needs binlog_row_image=FULL to write the whole document)", ev.Start, pe)
+			}
+		}
+		out[i] = vals
+	}
+	return out, nil
+}
+
+// withDocuments replaces the JSON diffs of a partial update's raw after
+// image by the documents RowValues built.
+func withDocuments(raw, vals []any) []any {
+	out := raw
+	for c, v := range raw {
+		if _, isDiff := v.(*replication.JsonDiff); isDiff && c < len(vals) {
+			if &out[0] == &raw[0] {
+				out = append([]any(nil), raw...)
+			}
+			out[c] = vals[c]
+		}
+	}
+	return out
 }
 
 // format renders the job's event as lines into j.buf (up to and including
@@ -472,6 +515,9 @@ func (j *job) format() {
 			var skipBefore, skipAfter []int
 			if per == 2 {
 				before, after = e.Rows[2*i], e.Rows[2*i+1]
+				if vals, ok := j.partial[2*i+1]; ok {
+					after = withDocuments(after, vals)
+				}
 				if skips != nil {
 					skipBefore, skipAfter = skips[2*i], skips[2*i+1]
 				}
