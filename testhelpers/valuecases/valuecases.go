@@ -25,16 +25,16 @@ type Col struct {
 // Columns are the types the DDL parser reads, in a table created in the
 // stream.
 var Columns = []Col{
-	{"ti", "TINYINT", []string{"-128", "127", "-1"}, "%s", "num"},
-	{"tu", "TINYINT UNSIGNED", []string{"0", "255", "128"}, "%s", "num"},
-	{"si", "SMALLINT", []string{"-32768", "32767", "0"}, "%s", "num"},
-	{"su", "SMALLINT UNSIGNED", []string{"65535", "32768", "32767"}, "%s", "num"},
-	{"mi", "MEDIUMINT", []string{"-8388608", "8388607", "-1"}, "%s", "num"},
-	{"mu", "MEDIUMINT UNSIGNED", []string{"16777215", "8388608", "0"}, "%s", "num"},
-	{"i", "INT", []string{"-2147483648", "2147483647", "-1"}, "%s", "num"},
-	{"iu", "INT UNSIGNED", []string{"4294967295", "2147483648", "2147483647"}, "%s", "num"},
-	{"bi", "BIGINT", []string{"-9223372036854775808", "9223372036854775807", "-1"}, "%s", "num"},
-	{"bu", "BIGINT UNSIGNED", []string{"18446744073709551615", "9223372036854775808", "0"}, "%s", "num"},
+	{"ti", "TINYINT", []string{"-128", "127", "-1", "0", "1"}, "%s", "num"},
+	{"tu", "TINYINT UNSIGNED", []string{"0", "255", "128", "127", "1"}, "%s", "num"},
+	{"si", "SMALLINT", []string{"-32768", "32767", "0", "-1", "1"}, "%s", "num"},
+	{"su", "SMALLINT UNSIGNED", []string{"65535", "32768", "32767", "0", "1"}, "%s", "num"},
+	{"mi", "MEDIUMINT", []string{"-8388608", "8388607", "-1", "0", "1"}, "%s", "num"},
+	{"mu", "MEDIUMINT UNSIGNED", []string{"16777215", "8388608", "0", "8388607", "1"}, "%s", "num"},
+	{"i", "INT", []string{"-2147483648", "2147483647", "-1", "0", "1"}, "%s", "num"},
+	{"iu", "INT UNSIGNED", []string{"4294967295", "2147483648", "2147483647", "0", "1"}, "%s", "num"},
+	{"bi", "BIGINT", []string{"-9223372036854775808", "9223372036854775807", "-1", "0", "1"}, "%s", "num"},
+	{"bu", "BIGINT UNSIGNED", []string{"18446744073709551615", "9223372036854775808", "0", "9223372036854775807", "1"}, "%s", "num"},
 	{"b1", "BIT(1)", []string{"b'1'", "b'0'", "b'1'"}, "%s+0", "num"},
 	{"b64", "BIT(64)", []string{"b'" + strings.Repeat("1", 64) + "'", "b'1" + strings.Repeat("0", 63) + "'", "b'101'"}, "%s+0", "num"},
 	{"f", "FLOAT", []string{"1.5", "-0.25", "0"}, "%s", "num"},
@@ -70,6 +70,21 @@ var Columns = []Col{
 	{"tm6", "TIME(6)", []string{"'838:59:59.000000'", "'-00:00:00.000001'", "'01:02:03.456789'"}, "%s", "text"},
 	{"dt2", "DATETIME(2)", []string{"'2024-01-02 03:04:05.1'", "'0000-00-00 00:00:00'", "'1000-01-01 00:00:00.99'"}, "%s", "text"},
 	{"ts0", "TIMESTAMP NULL", []string{"'2024-06-01 12:00:00'", "'1970-01-01 05:30:01'", "'2000-02-29 23:59:59'"},
+		"CONVERT_TZ(%s, @@session.time_zone, '+00:00')", "text"},
+	{"tm2", "TIME(2)", []string{"'-838:59:59.99'", "'00:00:00.01'", "'23:59:59.5'"}, "%s", "text"},
+	{"tm4", "TIME(4)", []string{"'100:00:00.1234'", "'-00:00:01'", "'00:00:00'"}, "%s", "text"},
+	{"tm5", "TIME(5)", []string{"'12:34:56.78901'", "'-12:00:00.00001'", "'838:59:59'"}, "%s", "text"},
+	{"dt1", "DATETIME(1)", []string{"'2024-01-02 03:04:05.9'", "'0000-00-00 00:00:00'", "'9999-12-31 23:59:59.9'"}, "%s", "text"},
+	{"dt3", "DATETIME(3)", []string{"'2024-01-02 03:04:05.123'", "'1000-01-01 00:00:00'", "'2020-02-29 12:00:00.001'"}, "%s", "text"},
+	{"dt4", "DATETIME(4)", []string{"'2024-01-02 03:04:05.1234'", "'0000-00-00 00:00:00'", "'2001-01-01 00:00:00.0001'"}, "%s", "text"},
+	{"dt5", "DATETIME(5)", []string{"'2024-01-02 03:04:05.12345'", "'9999-12-31 23:59:59.99999'", "'2000-01-01 00:00:00'"}, "%s", "text"},
+	{"ts1", "TIMESTAMP(1) NULL", []string{"'2024-06-01 12:00:00.5'", "'2038-01-19 08:44:07.9'", "'2001-01-01 00:00:00'"},
+		"CONVERT_TZ(%s, @@session.time_zone, '+00:00')", "text"},
+	{"ts3", "TIMESTAMP(3) NULL", []string{"'2024-06-01 12:00:00.123'", "'1970-01-01 05:30:01.001'", "'2001-01-01 00:00:00'"},
+		"CONVERT_TZ(%s, @@session.time_zone, '+00:00')", "text"},
+	{"ts4", "TIMESTAMP(4) NULL", []string{"'2024-06-01 12:00:00.1234'", "'2038-01-19 08:44:07.0001'", "'2001-01-01 00:00:00'"},
+		"CONVERT_TZ(%s, @@session.time_zone, '+00:00')", "text"},
+	{"ts5", "TIMESTAMP(5) NULL", []string{"'2024-06-01 12:00:00.12345'", "'2010-10-10 10:10:10.00001'", "'2001-01-01 00:00:00'"},
 		"CONVERT_TZ(%s, @@session.time_zone, '+00:00')", "text"},
 	{"ts6", "TIMESTAMP(6) NULL", []string{"'2024-06-01 12:00:00.000001'", "'2038-01-19 08:44:07.999999'", "'2001-01-01 00:00:00'"},
 		"CONVERT_TZ(%s, @@session.time_zone, '+00:00')", "text"},
@@ -107,16 +122,17 @@ func TableSQL(name string, cols []Col) (create string, inserts []string) {
 		}
 	}
 	create = fmt.Sprintf("CREATE TABLE %s (id INT PRIMARY KEY, %s)", name, strings.Join(decl, ", "))
-	for r := range 3 {
+	n := Rows(cols) - 1
+	for r := range n {
 		vals := []string{strconv.Itoa(r + 1)}
 		for _, c := range cols {
 			if c.Vals != nil {
-				vals = append(vals, c.Vals[r])
+				vals = append(vals, c.Vals[r%len(c.Vals)])
 			}
 		}
 		inserts = append(inserts, fmt.Sprintf("INSERT INTO %s (id, %s) VALUES (%s)", name, strings.Join(names, ", "), strings.Join(vals, ", ")))
 	}
-	nulls := []string{"4"}
+	nulls := []string{strconv.Itoa(n + 1)}
 	for range names {
 		nulls = append(nulls, "NULL")
 	}
@@ -136,4 +152,14 @@ func ServerRows(t testing.TB, s *mariadb.Server, table string, cols []Col) map[s
 		out[r[0]] = r[1:]
 	}
 	return out
+}
+
+// Rows is how many rows TableSQL inserts for cols: one per value of the
+// column with the most (the others repeat theirs), then one of NULLs.
+func Rows(cols []Col) int {
+	n := 0
+	for _, c := range cols {
+		n = max(n, len(c.Vals))
+	}
+	return n + 1
 }
