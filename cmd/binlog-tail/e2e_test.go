@@ -132,6 +132,9 @@ func TestEndToEndMariaDB(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "term.jsonl")
 			cmd := exec.Command(bin, "--dsn", dsn, "--out", out, "--start", "oldest", "--server-id", "78", "--quiet")
 			require.NoError(t, cmd.Start())
+			// The output file exists once binlog-tail handles signals (a
+			// process still starting up on a loaded machine dies of one).
+			require.Eventually(t, func() bool { _, err := os.Stat(out); return err == nil }, 10*time.Second, time.Millisecond)
 			time.Sleep(delay)
 			require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 			began := time.Now()
