@@ -26,10 +26,12 @@ const defaultServerID = 0x424C54
 
 const usageText = `usage: binlog-tail --dsn 'USER:PASS@tcp(HOST:PORT)/' --out FILE [flags]
        binlog-tail --dsn DSN --out FILE --gtid [--failover-to DSN]... [flags]
+       binlog-tail --binlog-dir DIR --out FILE [flags]
        binlog-tail --demo
 
-Streams the binlog of a MySQL or MariaDB server (binlog_format=ROW) to FILE
-as JSON Lines, one line per row change and one per DDL or other statement.
+Streams the binlog of a MySQL or MariaDB server (binlog_format=ROW), or the
+binlog files in DIR, to FILE as JSON Lines, one line per row change and one
+per DDL or other statement.
 FILE is the checkpoint: when it is not empty, binlog-tail resumes right after
 its last complete line (an incomplete last line is cut first) and ignores
 --start, so a kill at any moment followed by the same command leaves FILE as
@@ -63,7 +65,9 @@ server logs signedness (binlog_row_metadata=MINIMAL or FULL).
 
 // options are the parsed command line.
 type options struct {
-	DSN           binlogstream.DSN
+	DSN binlogstream.DSN
+	// BinlogDir holds binlog files: the source without DSN.
+	BinlogDir     string
 	Out           string
 	Start         string
 	StopAtCurrent bool
@@ -96,6 +100,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&dsn, "dsn", "", "source server, USER:PASS@tcp(HOST:PORT)/ (needs REPLICATION SLAVE and BINLOG MONITOR / REPLICATION CLIENT)")
 	fs.StringVar(&o.Out, "out", "", "JSON Lines output file; also the checkpoint")
+	fs.StringVar(&o.BinlogDir, "binlog-dir", "", "read the binlog files in `DIR` (a server's binlog directory, a copy, or an archive written by mariadb-binlog/mysqlbinlog --raw) instead of a server; "+
+		"the order is DIR's *.index file when there is one, else the file names")
 	fs.StringVar(&o.Start, "start", "current", "where to start when FILE is empty: current (SHOW MASTER STATUS), oldest (first of SHOW BINARY LOGS, offset 4) or FILE:POS;\n"+
 		"with --gtid: current (the server's executed GTID set), oldest (every transaction the server still has) or a GTID set (stream what is not in it)")
 	fs.BoolVar(&o.StopAtCurrent, "stop-at-current", false, "exit 0 once everything up to the server's position at startup (SHOW MASTER STATUS; with --gtid its executed GTID set) is written")
@@ -124,14 +130,16 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if o.Demo {
 		return o, nil
 	}
-	if dsn == "" || o.Out == "" {
-		return o, errors.New("--dsn and --out are required (see --help)")
+	if (dsn == "" && o.BinlogDir == "") || o.Out == "" {
+		return o, errors.New("--out and one of --dsn or --binlog-dir are required (see --help)")
 	}
-	d, err := binlogstream.ParseDSN(dsn)
-	if err != nil {
-		return o, err
+	if dsn != "" {
+		d, err := binlogstream.ParseDSN(dsn)
+		if err != nil {
+			return o, err
+		}
+		o.DSN = d
 	}
-	o.DSN = d
 	if o.ServerID == 0 || o.ServerID > 1<<32-1 {
 		return o, fmt.Errorf("--server-id %d: want 1..4294967295", o.ServerID)
 	}
@@ -146,6 +154,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 			return o, fmt.Errorf("--failover-to: %w", err)
 		}
 		o.FailoverTo = append(o.FailoverTo, d)
+	}
+	if len(o.FailoverTo) > 0 && dsn == "" {
+		return o, errors.New("--failover-to needs --dsn: the binlog files of --binlog-dir cannot fail over")
 	}
 	if len(o.FailoverTo) > 0 && !o.GTID {
 		return o, errors.New("--failover-to needs --gtid: file positions differ from server to server, GTID sets do not")
@@ -254,12 +265,33 @@ func runTail(ctx context.Context, o options, stderr io.Writer) error {
 		return modeMismatch(o.Out, rec.Resume)
 	}
 
-	info, err := inspectServer(ctx, o, !rec.Lines)
+	var dir *binlogstream.DirSource
+	if o.BinlogDir != "" {
+		if dir, err = binlogstream.NewDirSource(binlogstream.DirConfig{
+			Dir:    o.BinlogDir,
+			Flavor: o.Flavor,
+			// TIMESTAMP values render the same wherever binlog-tail runs.
+			Tune: func(p *replication.BinlogParser) { p.SetTimestampStringLocation(time.UTC) },
+		}); err != nil {
+			return fmt.Errorf("--binlog-dir: %w", err)
+		}
+	}
+	offline := o.DSN.Host == ""
+	var info serverInfo
+	if offline {
+		info, err = inspectDir(ctx, o, dir, !rec.Lines)
+	} else {
+		info, err = inspectServer(ctx, o, !rec.Lines)
+	}
 	if err != nil {
 		return err
 	}
 	if rec.Lines && o.GTID && rec.Resume.Flavor != info.Flavor {
-		return fmt.Errorf("%s was written from a %s server in GTID mode; %s is %s", o.Out, rec.Resume.Flavor, o.DSN, info.Flavor)
+		from := o.DSN.String()
+		if offline {
+			from = o.BinlogDir
+		}
+		return fmt.Errorf("%s was written from a %s server in GTID mode; %s is %s", o.Out, rec.Resume.Flavor, from, info.Flavor)
 	}
 	logger := logrus.New()
 	logger.SetOutput(stderr)
@@ -285,9 +317,16 @@ func runTail(ctx context.Context, o options, stderr io.Writer) error {
 			},
 		}
 	}
-	src, err := binlogstream.NewSyncerSource(syncerConfig(o.DSN))
-	if err != nil {
-		return err
+	var src binlogstream.Source
+	var prober binlogstream.Prober
+	if offline {
+		src, prober = dir, dir
+	} else {
+		syncer, err := binlogstream.NewSyncerSource(syncerConfig(o.DSN))
+		if err != nil {
+			return err
+		}
+		src, prober = syncer, syncer
 	}
 	cfg := tailConfig{
 		Source:               src,
@@ -295,7 +334,7 @@ func runTail(ctx context.Context, o options, stderr io.Writer) error {
 		Logger:               logger,
 	}
 	if o.GTID {
-		if cfg.Start, cfg.TargetGTID, err = gtidPositions(ctx, o, src, info.Flavor, !rec.Lines); err != nil {
+		if cfg.Start, cfg.TargetGTID, err = gtidPositions(ctx, o, prober, info.Flavor, !rec.Lines, offline); err != nil {
 			return err
 		}
 		if len(o.FailoverTo) > 0 {
@@ -327,6 +366,53 @@ func runTail(ctx context.Context, o options, stderr io.Writer) error {
 	return err
 }
 
+// inspectDir resolves, from the files of --binlog-dir, the flavor and in
+// file mode --start (when needStart) and --stop-at-current, as
+// inspectServer does from a server: "current" is the end of the last
+// complete event of the last file.
+func inspectDir(ctx context.Context, o options, dir *binlogstream.DirSource, needStart bool) (serverInfo, error) {
+	var info serverInfo
+	var err error
+	if info.Flavor, err = dir.Flavor(); err != nil {
+		return info, err
+	}
+	if o.GTID {
+		return info, nil // see gtidPositions
+	}
+	var current binlogstream.Position
+	if o.StopAtCurrent || (needStart && o.Start == "current") {
+		st, err := dir.Probe(ctx)
+		if err != nil {
+			return info, err
+		}
+		current = st.Binlog
+		if o.StopAtCurrent {
+			info.Target = current
+		}
+	}
+	if !needStart {
+		return info, nil
+	}
+	switch o.Start {
+	case "current":
+		info.Start = current
+	case "oldest":
+		names, err := dir.Files()
+		if err != nil {
+			return info, err
+		}
+		if len(names) == 0 {
+			return info, fmt.Errorf("--binlog-dir %s holds no binlog files", o.BinlogDir)
+		}
+		info.Start = binlogstream.Position{File: names[0], Offset: 4}
+	default:
+		if info.Start, err = binlogstream.ParsePosition(o.Start); err != nil {
+			return info, err
+		}
+	}
+	return info, nil
+}
+
 // modeMismatch refuses to resume a file written in the other mode: a file
 // position means nothing as a GTID set and back.
 func modeMismatch(path string, last binlogstream.ResumePosition) error {
@@ -338,8 +424,9 @@ func modeMismatch(path string, last binlogstream.ResumePosition) error {
 
 // gtidPositions resolves, in GTID mode, --start (when needStart) and
 // --stop-at-current from the server's executed GTID set as the library's
-// Probe reads it (@@gtid_binlog_pos on MariaDB, @@gtid_executed on MySQL).
-func gtidPositions(ctx context.Context, o options, src *binlogstream.SyncerSource, flavor string, needStart bool) (
+// Probe reads it (@@gtid_binlog_pos on MariaDB, @@gtid_executed on MySQL;
+// offline, the GTID state at the end of the files).
+func gtidPositions(ctx context.Context, o options, src binlogstream.Prober, flavor string, needStart, offline bool) (
 	start binlogstream.ResumePosition, target string, err error) {
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -350,7 +437,7 @@ func gtidPositions(ctx context.Context, o options, src *binlogstream.SyncerSourc
 	if !st.LogBin {
 		return start, "", errors.New("the server has no binlog (log_bin=OFF)")
 	}
-	if flavor == mysql.MySQLFlavor && !strings.EqualFold(st.GTIDMode, "ON") {
+	if !offline && flavor == mysql.MySQLFlavor && !strings.EqualFold(st.GTIDMode, "ON") {
 		return start, "", fmt.Errorf("the server has gtid_mode=%s; --gtid needs gtid_mode=ON", st.GTIDMode)
 	}
 	if o.StopAtCurrent {

@@ -9,12 +9,25 @@
 //	    [--server-id N] [--flavor mysql|mariadb] [--quiet] [--cpuprofile FILE]
 //	binlog-tail --dsn DSN --out FILE --gtid [--failover-to DSN]...
 //	    [--start oldest|current|GTID_SET] [--stop-at-current] [...]
+//	binlog-tail --binlog-dir DIR --out FILE [--gtid] [--start ...] [--stop-at-current] [...]
 //	binlog-tail --demo
 //
 // Flags:
 //
 //   - --dsn: the source server. The user needs REPLICATION SLAVE and
 //     BINLOG MONITOR (MariaDB) or REPLICATION CLIENT (MySQL).
+//   - --binlog-dir DIR (without --dsn): read the binlog files in DIR
+//     instead of a server: a server's binlog directory, a copy of one, or
+//     an archive written by mariadb-binlog/mysqlbinlog --raw. The files
+//     are read in the order of DIR's *.index file when it has one, else
+//     by name; the flavor comes from the files unless --flavor says. The
+//     output is the one the server that wrote the files would give,
+//     positions and tokens included, with the same exactly-once resume.
+//     --start current and --stop-at-current mean the end of the last
+//     complete event of the last file (with --gtid, the GTID state there);
+//     without --stop-at-current binlog-tail follows the files as they grow
+//     (a partly written last event is waited for). A corrupt event (bad
+//     checksum, impossible length) stops it with the file and offset.
 //   - --out: the output file. When it is not empty, binlog-tail first cuts
 //     an incomplete last line (one without a trailing newline, what a kill
 //     in the middle of a write leaves), then resumes right after the last

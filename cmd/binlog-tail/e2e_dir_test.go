@@ -1,0 +1,166 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/binlogstream/binlogstream/testhelpers/mariadb"
+)
+
+// killUntilDone runs binlog-tail with args until it exits 0, killing it
+// (SIGKILL) once its output has grown past each of kills random sizes
+// below limit, and returns how many kills landed.
+func killUntilDone(t *testing.T, out string, limit int64, kills int, args ...string) int {
+	t.Helper()
+	landed := 0
+	for attempt := 0; ; attempt++ {
+		require.Less(t, attempt, kills+20, "never finished")
+		cmd := exec.Command(binary(t), args...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		require.NoError(t, cmd.Start())
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		kill := make(chan struct{})
+		if landed < kills {
+			at := rand.Int64N(limit)
+			go func() {
+				for {
+					if st, err := os.Stat(out); err == nil && st.Size() >= at {
+						break
+					}
+					select {
+					case <-done:
+						return
+					case <-time.After(100 * time.Microsecond):
+					}
+				}
+				close(kill)
+			}()
+		}
+		select {
+		case err := <-done:
+			require.NoError(t, err, stderr.String())
+			return landed
+		case <-kill:
+			_ = cmd.Process.Signal(syscall.SIGKILL)
+			<-done
+			landed++
+		}
+	}
+}
+
+// TestEndToEndBinlogDir: binlog-tail --binlog-dir over a real MariaDB's
+// binlog files writes the bytes the online run writes (positions and
+// tokens included), in file and GTID mode, from the datadir (index file)
+// and from a copy without one; kill -9 at random resumes exactly; without
+// --stop-at-current it follows the files as the server writes them.
+func TestEndToEndBinlogDir(t *testing.T) {
+	mariadb.Require(t)
+	s := mariadb.Start(t, mariadb.Options{BinlogRowEventMaxSize: 1024, MaxBinlogSize: 1 << 20})
+	workload(t, s)
+	dsn := s.DSN(mariadb.ReplUser)
+	dir := t.TempDir()
+	run := func(args ...string) []byte {
+		t.Helper()
+		out := filepath.Join(dir, "out.jsonl")
+		_ = os.Remove(out)
+		began := time.Now()
+		r := runBinary(t, context.Background(), append([]string{"--out", out, "--quiet", "--stop-at-current", "--start", "oldest"}, args...)...)
+		require.Equal(t, 0, r.code, r.stderr)
+		require.Empty(t, r.stderr)
+		got, err := os.ReadFile(out)
+		require.NoError(t, err)
+		t.Logf("%v: %d bytes in %s", args, len(got), time.Since(began).Round(time.Millisecond))
+		return got
+	}
+	online := run("--dsn", dsn, "--server-id", "81")
+	checkReference(t, online)
+	logs := s.BinaryLogs(t)
+	require.GreaterOrEqual(t, len(logs), 3)
+
+	// A copy without the index, as an archive of raw files is.
+	archive := t.TempDir()
+	for _, l := range logs {
+		data, err := os.ReadFile(filepath.Join(s.DataDir(), l.Name))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(archive, l.Name), data, 0o644))
+	}
+
+	t.Run("same bytes as online", func(t *testing.T) {
+		require.True(t, bytes.Equal(online, run("--binlog-dir", s.DataDir())), "datadir")
+		require.True(t, bytes.Equal(online, run("--binlog-dir", archive)), "copy without an index")
+	})
+
+	t.Run("gtid", func(t *testing.T) {
+		want := run("--dsn", dsn, "--server-id", "82", "--gtid")
+		require.True(t, bytes.Equal(want, run("--binlog-dir", archive, "--gtid")))
+	})
+
+	t.Run("kill -9", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "killed.jsonl")
+		kills := killUntilDone(t, out, int64(len(online)), 12,
+			"--binlog-dir", archive, "--out", out, "--start", "oldest", "--stop-at-current", "--quiet")
+		t.Logf("%d kills", kills)
+		compareKilled(t, online, out)
+	})
+
+	t.Run("follow", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "follow.jsonl")
+		cmd := exec.Command(binary(t), "--binlog-dir", s.DataDir(), "--out", out, "--start", "oldest", "--quiet")
+		require.NoError(t, cmd.Start())
+		require.Eventually(t, func() bool {
+			got, _ := os.ReadFile(out)
+			return len(got) == len(online)
+		}, 30*time.Second, 50*time.Millisecond)
+		s.Exec(t, "CREATE DATABASE late_one")
+		s.FlushBinaryLogs(t)
+		s.Exec(t, "CREATE DATABASE late_two")
+		require.Eventually(t, func() bool {
+			got, _ := os.ReadFile(out)
+			return bytes.Contains(got, []byte(`"query":"CREATE DATABASE late_two"`))
+		}, 10*time.Second, 20*time.Millisecond)
+		require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+		require.NoError(t, cmd.Wait())
+		got, err := os.ReadFile(out)
+		require.NoError(t, err)
+		want := run("--dsn", dsn, "--server-id", "83")
+		require.True(t, bytes.Equal(want, got), "the followed files give the online output")
+	})
+
+	t.Run("errors", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "x.jsonl")
+		r := runBinary(t, context.Background(), "--binlog-dir", filepath.Join(dir, "nope"), "--out", out)
+		assert.Equal(t, 1, r.code)
+		assert.Contains(t, r.stderr, "binlog directory")
+		assert.Equal(t, 1, strings.Count(r.stderr, "\n"), r.stderr)
+
+		bad := t.TempDir()
+		data, err := os.ReadFile(filepath.Join(archive, logs[0].Name))
+		require.NoError(t, err)
+		data[len(data)/2] ^= 0x10
+		require.NoError(t, os.WriteFile(filepath.Join(bad, logs[0].Name), data, 0o644))
+		r = runBinary(t, context.Background(), "--binlog-dir", bad, "--out", out, "--start", "oldest", "--quiet")
+		assert.Equal(t, 1, r.code)
+		assert.Contains(t, r.stderr, filepath.Join(bad, logs[0].Name)+" at offset ")
+		assert.Contains(t, r.stderr, "corrupt binlog event")
+		kept, err := os.ReadFile(out)
+		require.NoError(t, err)
+		assert.True(t, bytes.HasPrefix(online, kept), "the lines before the corrupt event are written, and right")
+
+		r = runBinary(t, context.Background(), "--binlog-dir", archive, "--out", out, "--failover-to", dsn, "--gtid")
+		assert.Equal(t, 2, r.code)
+		assert.Contains(t, r.stderr, "--failover-to needs --dsn")
+	})
+}
