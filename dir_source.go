@@ -618,6 +618,14 @@ type dirStream struct {
 	have     mysql.GTIDSet // GTID dump: the client's set; nil in file mode
 	skipping bool          // GTID dump: inside a group the client has
 
+	lastType replication.EventType // of the current file's last event read
+	rotateTo string                // the file its Rotate event names, "" before one
+
+	// handOff, when set (ArchiveSource), is asked at the clean end of
+	// each file for a live file to continue with; a non-empty answer ends
+	// the stream with a *handOffError.
+	handOff func(cur, rotateTo string) (string, error)
+
 	idleSince time.Time // zero while events flow
 
 	mu        sync.Mutex // the open file, against Close
@@ -689,6 +697,7 @@ func (st *dirStream) openHead() error {
 	}
 	st.r, st.crc, st.needHead = r, h.crc, false
 	st.mu.Unlock()
+	st.lastType, st.rotateTo = replication.FORMAT_DESCRIPTION_EVENT, ""
 	select {
 	case <-st.closed: // closed meanwhile: Close may have missed the new file
 		st.closeFile()
@@ -793,10 +802,28 @@ func (st *dirStream) Next(ctx context.Context) (*replication.BinlogEvent, error)
 
 var errStreamClosed = errors.New("binlogstream: binlog file stream closed")
 
+// handOffError ends an archive stream where the live server takes over.
+type handOffError struct{ next string }
+
+func (e *handOffError) Error() string {
+	return "binlogstream: the archive hands over to the server at " + e.next
+}
+
 // event parses one file event, or returns nil for one a GTID dump leaves
 // out.
 func (st *dirStream) event(raw []byte, off uint64) (*replication.BinlogEvent, error) {
 	typ := replication.EventType(raw[4])
+	st.lastType = typ
+	if typ == replication.ROTATE_EVENT {
+		re := &replication.RotateEvent{}
+		body := raw[replication.EventHeaderSize:]
+		if st.crc {
+			body = body[:len(body)-replication.BinlogChecksumLength]
+		}
+		if err := re.Decode(body); err == nil {
+			st.rotateTo = string(re.NextLogName)
+		}
+	}
 	if st.have != nil {
 		switch typ {
 		case replication.GTID_EVENT, replication.GTID_TAGGED_LOG_EVENT, replication.MARIADB_GTID_EVENT,
@@ -854,6 +881,19 @@ func eventGTID(ev *replication.BinlogEvent) string {
 // an event is only partly written). It moves to the next file when there
 // is one and the current file is complete.
 func (st *dirStream) advance(partial bool) (bool, error) {
+	if st.handOff != nil && !partial {
+		next, err := st.handOff(st.name, st.rotateTo)
+		if err != nil {
+			return false, err
+		}
+		if next != "" {
+			if st.rotateTo == "" && st.lastType != replication.STOP_EVENT {
+				return false, &FileError{Path: st.r.path, Offset: st.r.off, Err: fmt.Errorf(
+					"%w: the copy ends without a Rotate or Stop event, and the server has moved on to %s: the copy is incomplete (made while the server wrote the file?)", ErrCorruptEvent, next)}
+			}
+			return false, &handOffError{next: next}
+		}
+	}
 	names, err := st.src.Files()
 	if err != nil {
 		return false, err
@@ -871,6 +911,10 @@ func (st *dirStream) advance(partial bool) (bool, error) {
 	}
 	if next == "" {
 		return false, nil
+	}
+	if st.rotateTo != "" && next != st.rotateTo && !partial {
+		return false, &FileError{Path: st.src.path(st.rotateTo), Offset: 4, Err: fmt.Errorf(
+			"%w: the Rotate event at the end of %s names it, and the directory goes on with %s", ErrNotInDir, st.name, next)}
 	}
 	// A later file exists, so the writer has finished this one; what it
 	// wrote just before starting the next one may be new to us.

@@ -285,20 +285,51 @@ func (s *BinlogStreamer) validate(ctx context.Context, c Candidate, pos ResumePo
 	return ValidateCandidate(c.Name, st, pos, target)
 }
 
-// Probe reads the server's state over a short-lived connection.
-func (s *SyncerSource) Probe(ctx context.Context) (ServerState, error) {
-	st := ServerState{Flavor: s.cfg.Flavor}
+// connect opens a short-lived connection that ctx closes; done releases it.
+func (s *SyncerSource) connect(ctx context.Context) (conn *client.Conn, done func(), err error) {
 	addr := net.JoinHostPort(s.cfg.Host, strconv.Itoa(int(s.cfg.Port)))
-	conn, err := client.ConnectWithContext(ctx, addr, s.cfg.User, s.cfg.Password, "", 10*time.Second, func(c *client.Conn) error {
+	conn, err = client.ConnectWithContext(ctx, addr, s.cfg.User, s.cfg.Password, "", 10*time.Second, func(c *client.Conn) error {
 		c.SetTLSConfig(s.cfg.TLSConfig)
 		return nil
 	})
 	if err != nil {
-		return st, fmt.Errorf("connect to %s: %w", s.cfg.DSN, scrubError(err, s.cfg.Password))
+		return nil, nil, fmt.Errorf("connect to %s: %w", s.cfg.DSN, scrubError(err, s.cfg.Password))
 	}
-	defer func() { _ = conn.Close() }()
 	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
-	defer stop()
+	return conn, func() { stop(); _ = conn.Close() }, nil
+}
+
+// BinaryLogs lists the binlog files the server has (SHOW BINARY LOGS),
+// oldest first.
+func (s *SyncerSource) BinaryLogs(ctx context.Context) ([]string, error) {
+	conn, done, err := s.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	r, err := conn.Execute("SHOW BINARY LOGS")
+	if err != nil {
+		return nil, fmt.Errorf("SHOW BINARY LOGS on %s: %w", s.cfg.DSN, err)
+	}
+	names := make([]string, 0, r.RowNumber())
+	for i := range r.RowNumber() {
+		n, err := r.GetString(i, 0)
+		if err != nil {
+			return nil, fmt.Errorf("SHOW BINARY LOGS on %s: %w", s.cfg.DSN, err)
+		}
+		names = append(names, strings.Clone(n)) // GetString aliases a pooled buffer
+	}
+	return names, nil
+}
+
+// Probe reads the server's state over a short-lived connection.
+func (s *SyncerSource) Probe(ctx context.Context) (ServerState, error) {
+	st := ServerState{Flavor: s.cfg.Flavor}
+	conn, done, err := s.connect(ctx)
+	if err != nil {
+		return st, err
+	}
+	defer done()
 
 	get := func(v string) (string, error) {
 		r, err := conn.Execute("SELECT @@GLOBAL." + v)

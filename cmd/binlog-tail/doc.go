@@ -28,6 +28,13 @@
 //     without --stop-at-current binlog-tail follows the files as they grow
 //     (a partly written last event is waited for). A corrupt event (bad
 //     checksum, impossible length) stops it with the file and offset.
+//     With --dsn too, DIR is an archive of the server's binlog files (a
+//     backup, or mariadb-binlog --read-from-remote-server --raw output): a
+//     position in a file the server has purged is read from DIR up to the
+//     first file the server still has, then from the server, exactly once
+//     across the switch (--start oldest is the oldest file of either).
+//     File-position mode only. Without it, a resume in a purged file fails
+//     (error 1236) with a hint to add --binlog-dir.
 //   - --out: the output file. When it is not empty, binlog-tail first cuts
 //     an incomplete last line (one without a trailing newline, what a kill
 //     in the middle of a write leaves), then resumes right after the last

@@ -22,6 +22,11 @@ import (
 // (SIGKILL) once its output has grown past each of kills random sizes
 // below limit, and returns how many kills landed.
 func killUntilDone(t *testing.T, out string, limit int64, kills int, args ...string) int {
+	return killAtSizes(t, out, func() int64 { return rand.Int64N(limit) }, kills, args...)
+}
+
+// killAtSizes is killUntilDone with the output sizes to kill at drawn by at.
+func killAtSizes(t *testing.T, out string, pick func() int64, kills int, args ...string) int {
 	t.Helper()
 	landed := 0
 	for attempt := 0; ; attempt++ {
@@ -34,7 +39,7 @@ func killUntilDone(t *testing.T, out string, limit int64, kills int, args ...str
 		go func() { done <- cmd.Wait() }()
 		kill := make(chan struct{})
 		if landed < kills {
-			at := rand.Int64N(limit)
+			at := pick()
 			go func() {
 				for {
 					if st, err := os.Stat(out); err == nil && st.Size() >= at {
