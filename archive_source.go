@@ -124,11 +124,10 @@ func (a *ArchiveSource) open(ctx context.Context, pos mysql.Position, streamed *
 	if streamed != nil {
 		decode = SkipReplayedRows(*streamed)
 	}
-	st, err := a.cfg.Archive.openFile(ctx, pos, decode)
+	ds, err := a.cfg.Archive.openFile(ctx, pos, decode)
 	if err != nil {
 		return nil, err
 	}
-	ds := st.(*dirStream)
 	ds.handOff = func(cur, rotateTo string) (string, error) {
 		live, err := a.cfg.Lister.BinaryLogs(ctx)
 		if err != nil {
@@ -161,6 +160,7 @@ func (a *ArchiveSource) open(ctx context.Context, pos mysql.Position, streamed *
 		}
 		return "", nil
 	}
+	ds.start()
 	return &archiveStream{src: a, arch: ds, closed: make(chan struct{})}, nil
 }
 

@@ -237,16 +237,24 @@ func (s *DirSource) path(name string) string { return filepath.Join(s.cfg.Dir, n
 
 // OpenFile starts a dump at pos. An empty file name means the first file.
 func (s *DirSource) OpenFile(ctx context.Context, pos mysql.Position) (Stream, error) {
-	return s.openFile(ctx, pos, nil)
+	return s.startStream(s.openFile(ctx, pos, nil))
+}
+
+func (s *DirSource) startStream(st *dirStream, err error) (Stream, error) {
+	if err != nil {
+		return nil, err
+	}
+	st.start()
+	return st, nil
 }
 
 // OpenFileReplay is OpenFile with the rows of events up to streamed left
 // undecoded (SkipReplayedRows), as SyncerSource does.
 func (s *DirSource) OpenFileReplay(ctx context.Context, pos mysql.Position, streamed Position) (Stream, error) {
-	return s.openFile(ctx, pos, SkipReplayedRows(streamed))
+	return s.startStream(s.openFile(ctx, pos, SkipReplayedRows(streamed)))
 }
 
-func (s *DirSource) openFile(ctx context.Context, pos mysql.Position, decode func(*replication.RowsEvent, []byte) error) (Stream, error) {
+func (s *DirSource) openFile(ctx context.Context, pos mysql.Position, decode func(*replication.RowsEvent, []byte) error) (*dirStream, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -269,7 +277,7 @@ func (s *DirSource) openFile(ctx context.Context, pos mysql.Position, decode fun
 		return nil, err
 	}
 	st.begin(name, uint64(max(pos.Pos, 4)), false)
-	return st, nil
+	return st, nil // started by the caller, once configured
 }
 
 func (s *DirSource) notInDir(name string, off uint64, names []string) error {
@@ -325,6 +333,7 @@ func (s *DirSource) OpenGTID(ctx context.Context, set mysql.GTIDSet) (Stream, er
 	}
 	st.have = set.Clone()
 	st.begin(start, 4, false)
+	st.start()
 	return st, nil
 }
 
@@ -597,12 +606,30 @@ func (s *DirSource) newStream(decode func(*replication.RowsEvent, []byte) error)
 	if decode != nil {
 		p.SetRowsEventDecodeFunc(decode)
 	}
-	return &dirStream{src: s, parser: p, closed: make(chan struct{})}, nil
+	ctx, cancel := context.WithCancel(context.Background())
+	return &dirStream{src: s, parser: p, closed: make(chan struct{}), ctx: ctx, cancel: cancel,
+		q: newEventQueue(dirQueueEvents, dirQueueBytes)}, nil
 }
 
-// dirStream is one dump of a DirSource. Next runs on one goroutine; Close
-// may come from any.
+// A stream reads and decodes ahead on its own goroutine, as go-mysql's
+// syncer does for a server, so decoding overlaps the listeners' work: at
+// most this many events and bytes of binlog (twice that with the batch
+// being delivered).
+const (
+	dirQueueEvents = 512
+	dirQueueBytes  = 16 << 20
+)
+
+// dirStream is one dump of a DirSource. A goroutine started by start
+// reads and decodes (next) into q; Next serves q's batches on the
+// consumer's goroutine; Close may come from any.
 type dirStream struct {
+	q      *eventQueue
+	ctx    context.Context // the reader's; cancelled by Close
+	cancel context.CancelFunc
+	batch  []*replication.BinlogEvent
+	pos    int
+
 	src    *DirSource
 	parser *replication.BinlogParser
 
@@ -734,9 +761,49 @@ func (st *dirStream) fail(err error) (*replication.BinlogEvent, error) {
 	return nil, err
 }
 
-// Next returns the next event: the preamble, then the file's events,
-// waiting (and sending heartbeats) while the directory has nothing new.
+// start runs the reader goroutine.
+func (st *dirStream) start() {
+	go func() {
+		for {
+			ev, err := st.next(st.ctx)
+			if err != nil {
+				st.q.fail(err)
+				return
+			}
+			if st.q.HandleEvent(ev) != nil {
+				return
+			}
+		}
+	}()
+}
+
+// Next returns the next event the reader decoded.
 func (st *dirStream) Next(ctx context.Context) (*replication.BinlogEvent, error) {
+	if st.pos < len(st.batch) {
+		ev := st.batch[st.pos]
+		st.batch[st.pos] = nil
+		st.pos++
+		return ev, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	batch, err := st.q.take(st.batch, ctx.Done())
+	if err == nil && batch == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		return nil, err
+	}
+	st.batch, st.pos = batch, 1
+	ev := batch[0]
+	batch[0] = nil
+	return ev, nil
+}
+
+// next reads the next event: the preamble, then the file's events,
+// waiting (and making heartbeats) while the directory has nothing new.
+func (st *dirStream) next(ctx context.Context) (*replication.BinlogEvent, error) {
 	for {
 		if st.err != nil {
 			return nil, st.err
@@ -967,7 +1034,9 @@ func (st *dirStream) closeFile() {
 // Close ends the stream; a waiting Next returns.
 func (st *dirStream) Close() error {
 	st.closeOnce.Do(func() {
+		st.q.fail(errStreamClosed) // first: Next reports the close
 		close(st.closed)
+		st.cancel()
 		st.closeFile()
 	})
 	return nil
