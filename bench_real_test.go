@@ -152,7 +152,11 @@ func compareOffline(b *testing.B, dir string, files []string) {
 	for _, f := range files {
 		paths = append(paths, filepath.Join(dir, f))
 	}
-	tool := func(out string, args ...string) {
+	// CPU time (user+system) too: on a shared machine it varies less
+	// than wall time.
+	cpu := func(cmd *exec.Cmd) time.Duration { return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime() }
+	var tailCPU, toolCPU time.Duration
+	tool := func(out string, args ...string) time.Duration {
 		f, err := os.Create(out)
 		if err != nil {
 			b.Fatal(err)
@@ -163,15 +167,18 @@ func compareOffline(b *testing.B, dir string, files []string) {
 		if err := f.Close(); err != nil {
 			b.Fatal(err)
 		}
+		return cpu(cmd)
 	}
 	var tail, toolV, toolRows, lib time.Duration
 	var outBytes, toolBytes int64
 	for b.Loop() {
 		os.Remove(out)
 		t0 := time.Now()
-		runCmd(b, exec.Command(bin, "--binlog-dir", dir, "--out", out, "--start", "oldest", "--stop-at-current", "--quiet"))
+		cmd := exec.Command(bin, "--binlog-dir", dir, "--out", out, "--start", "oldest", "--stop-at-current", "--quiet")
+		runCmd(b, cmd)
+		tailCPU += cpu(cmd)
 		t1 := time.Now()
-		tool(filepath.Join(tmp, "v.sql"), "-v")
+		toolCPU += tool(filepath.Join(tmp, "v.sql"), "-v")
 		t2 := time.Now()
 		tool(filepath.Join(tmp, "rows.sql"), "-v", "--base64-output=decode-rows")
 		t3 := time.Now()
@@ -195,6 +202,8 @@ func compareOffline(b *testing.B, dir string, files []string) {
 	b.ReportMetric(toolV.Seconds()/n, "mariadb-binlog-v-s")
 	b.ReportMetric(toolRows.Seconds()/n, "mariadb-binlog-decode-rows-s")
 	b.ReportMetric(tail.Seconds()/toolV.Seconds(), "binlog-tail/mariadb-binlog-v")
+	b.ReportMetric(tailCPU.Seconds()/n, "binlog-tail-cpu-s")
+	b.ReportMetric(toolCPU.Seconds()/n, "mariadb-binlog-v-cpu-s")
 	b.ReportMetric(lib.Seconds()/n, "library-s")
 	b.ReportMetric(realRows*n/lib.Seconds(), "library-rows/s")
 	b.ReportMetric(float64(outBytes)/1e6, "out-MB")
