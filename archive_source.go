@@ -11,10 +11,15 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 )
 
-// BinlogLister lists the binlog files a server has, oldest first (SHOW
-// BINARY LOGS). SyncerSource is one.
+// BinlogLister tells what a server's binlog still holds. SyncerSource is
+// one.
 type BinlogLister interface {
+	// BinaryLogs lists the server's binlog files, oldest first (SHOW
+	// BINARY LOGS).
 	BinaryLogs(ctx context.Context) ([]string, error)
+	// PurgedGTIDs is the GTID state the server's oldest binlog file starts
+	// with: a GTID dump needs a set that contains it.
+	PurgedGTIDs(ctx context.Context) (string, error)
 }
 
 // ArchiveConfig configures an ArchiveSource.
@@ -36,8 +41,12 @@ type ArchiveConfig struct {
 // then continues from the server, in one Stream, so the streamer's
 // positions and tokens run on across the switch as in one server's dump
 // (the server's dump of the next file begins with the same fake Rotate and
-// Format_description that a move to the next file sends). File mode only;
-// OpenGTID goes to the server.
+// Format_description that a move to the next file sends).
+//
+// GTID dumps likewise: a set that does not contain the server's purged
+// state (PurgedGTIDs) is served from the archive, which hands over at a
+// file end, between transactions, with a GTID dump after every
+// transaction it delivered.
 //
 // At each file end in the archive the server is asked for its files (SHOW
 // BINARY LOGS): when it has the file the archive's Rotate names, the
@@ -128,7 +137,15 @@ func (a *ArchiveSource) open(ctx context.Context, pos mysql.Position, streamed *
 	if err != nil {
 		return nil, err
 	}
-	ds.handOff = func(cur, rotateTo string) (string, error) {
+	ds.handOff = a.handOff(ctx)
+	ds.start()
+	return &archiveStream{src: a, arch: ds, closed: make(chan struct{})}, nil
+}
+
+// handOff says, at the end of the archived file cur (whose Rotate names
+// rotateTo), whether the server has the next file: its name, or "".
+func (a *ArchiveSource) handOff(ctx context.Context) func(cur, rotateTo string) (string, error) {
+	return func(cur, rotateTo string) (string, error) {
 		live, err := a.cfg.Lister.BinaryLogs(ctx)
 		if err != nil {
 			return "", err
@@ -160,8 +177,6 @@ func (a *ArchiveSource) open(ctx context.Context, pos mysql.Position, streamed *
 		}
 		return "", nil
 	}
-	ds.start()
-	return &archiveStream{src: a, arch: ds, closed: make(chan struct{})}, nil
 }
 
 func (a *ArchiveSource) openLive(ctx context.Context, pos mysql.Position, streamed *Position) (Stream, error) {
@@ -171,9 +186,31 @@ func (a *ArchiveSource) openLive(ctx context.Context, pos mysql.Position, stream
 	return a.cfg.Live.OpenFile(ctx, pos)
 }
 
-// OpenGTID is the server's: the archive serves file mode only.
+// OpenGTID starts a GTID dump on the server when it still has every
+// transaction after set, else in the archive.
 func (a *ArchiveSource) OpenGTID(ctx context.Context, set mysql.GTIDSet) (Stream, error) {
-	return a.cfg.Live.OpenGTID(ctx, set)
+	purged, err := a.cfg.Lister.PurgedGTIDs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	flavor, err := a.cfg.Archive.Flavor()
+	if err != nil {
+		return nil, err
+	}
+	p, err := mysql.ParseGTIDSet(flavor, purged)
+	if err != nil {
+		return nil, fmt.Errorf("binlogstream: the server's purged GTID state %q: %w", purged, err)
+	}
+	if set.Contain(p) {
+		return a.cfg.Live.OpenGTID(ctx, set)
+	}
+	ds, err := a.cfg.Archive.openGTID(ctx, set)
+	if err != nil {
+		return nil, err
+	}
+	ds.handOff = a.handOff(ctx)
+	ds.start()
+	return &archiveStream{src: a, arch: ds, closed: make(chan struct{})}, nil
 }
 
 func span(names []string) string {
@@ -208,7 +245,11 @@ func (s *archiveStream) Next(ctx context.Context) (*replication.BinlogEvent, err
 		return ev, err
 	}
 	_ = s.arch.Close()
-	live, err = s.src.cfg.Live.OpenFile(ctx, mysql.Position{Name: h.next, Pos: 4})
+	if h.executed != nil {
+		live, err = s.src.cfg.Live.OpenGTID(ctx, h.executed)
+	} else {
+		live, err = s.src.cfg.Live.OpenFile(ctx, mysql.Position{Name: h.next, Pos: 4})
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/go-mysql-org/go-mysql/replication"
@@ -13,6 +14,14 @@ import (
 	"github.com/binlogstream/binlogstream"
 	th "github.com/binlogstream/binlogstream/testhelpers"
 )
+
+// withBinlog tells the GTID helpers where src's binlog ends.
+type withBinlog struct {
+	binlogstream.Source
+	bl *th.Binlog
+}
+
+func (w withBinlog) Binlog() *th.Binlog { return w.bl }
 
 // fakeLister lists a fake source's files from the first one not purged.
 type fakeLister struct {
@@ -26,6 +35,10 @@ func (l fakeLister) BinaryLogs(context.Context) ([]string, error) {
 		names = append(names, f.Name)
 	}
 	return names, nil
+}
+
+func (l fakeLister) PurgedGTIDs(context.Context) (string, error) {
+	return l.bl.Files[l.purged].StartGTIDs, nil
 }
 
 // archiveBinlog has five files, statements split over many rows events.
@@ -88,6 +101,49 @@ func TestArchiveThenLive(t *testing.T) {
 				for _, o := range opens {
 					assert.GreaterOrEqual(t, o, bl.Files[c.purged].Name, "the server is only asked for files it has")
 				}
+			})
+		}
+	}
+}
+
+// TestArchiveThenLiveGTID: the same in GTID mode: a set older than the
+// server's purged state is served by the archive, which hands over at a
+// file end with every transaction delivered since.
+func TestArchiveThenLiveGTID(t *testing.T) {
+	for _, f := range []th.Flavor{th.MySQL, th.MariaDB} {
+		bl := archiveBinlog(f)
+		full := streamGTID(t, th.NewFakeSource(bl), gtidStart(t, f), -1, nil)
+		require.Positive(t, full.events)
+		for _, c := range []struct {
+			name           string
+			purged, archTo int
+		}{{"no overlap", 3, 2}, {"overlap", 2, 3}} {
+			t.Run(string(f)+"/"+c.name, func(t *testing.T) {
+				live := th.NewFakeSource(bl)
+				live.Purge(c.purged)
+				arch := archiveOf(t, bl, 0, c.archTo)
+				src, err := binlogstream.NewArchiveSource(binlogstream.ArchiveConfig{
+					Archive: arch, Live: live, Lister: fakeLister{bl, c.purged}})
+				require.NoError(t, err)
+				w := withBinlog{src, bl}
+				refused := streamGTID(t, live, gtidStart(t, f), -1, nil)
+				require.Error(t, refused.err, "the server alone cannot serve it")
+				got := streamGTID(t, w, gtidStart(t, f), -1, nil)
+				require.ErrorIs(t, got.err, context.Canceled)
+				require.Equal(t, full.entries, got.entries)
+				require.Equal(t, full.tokens, got.tokens)
+				for k := 1; k < full.events; k++ {
+					first := streamGTID(t, w, gtidStart(t, f), k, nil)
+					rest := streamGTID(t, w, roundTrip(t, first.last), -1, nil)
+					require.Equal(t, full.entries, append(append([]string(nil), first.entries...), rest.entries...), "crash after event %d", k)
+				}
+				gtidOpens := 0
+				for _, o := range live.Opens() {
+					if strings.HasPrefix(o, "gtid") {
+						gtidOpens++
+					}
+				}
+				assert.Greater(t, gtidOpens, 1, "the server took over")
 			})
 		}
 	}

@@ -292,6 +292,10 @@ func (s *DirSource) notInDir(name string, off uint64, names []string) error {
 // whose starting GTID state (Previous_gtids, Gtid_list) set contains,
 // leaving out every event group whose GTID set contains.
 func (s *DirSource) OpenGTID(ctx context.Context, set mysql.GTIDSet) (Stream, error) {
+	return s.startStream(s.openGTID(ctx, set))
+}
+
+func (s *DirSource) openGTID(ctx context.Context, set mysql.GTIDSet) (*dirStream, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -333,7 +337,6 @@ func (s *DirSource) OpenGTID(ctx context.Context, set mysql.GTIDSet) (Stream, er
 	}
 	st.have = set.Clone()
 	st.begin(start, 4, false)
-	st.start()
 	return st, nil
 }
 
@@ -642,8 +645,9 @@ type dirStream struct {
 	queue    [][]byte // preamble events to parse and return before file events
 	err      error    // sticky
 
-	have     mysql.GTIDSet // GTID dump: the client's set; nil in file mode
+	have     mysql.GTIDSet // GTID dump: the client's set and every group delivered since; nil in file mode
 	skipping bool          // GTID dump: inside a group the client has
+	groups   groupTracker  // GTID dump: the group being delivered
 
 	lastType replication.EventType // of the current file's last event read
 	rotateTo string                // the file its Rotate event names, "" before one
@@ -869,8 +873,12 @@ func (st *dirStream) next(ctx context.Context) (*replication.BinlogEvent, error)
 
 var errStreamClosed = errors.New("binlogstream: binlog file stream closed")
 
-// handOffError ends an archive stream where the live server takes over.
-type handOffError struct{ next string }
+// handOffError ends an archive stream where the live server takes over:
+// at next:4, or in a GTID dump after executed.
+type handOffError struct {
+	next     string
+	executed mysql.GTIDSet
+}
 
 func (e *handOffError) Error() string {
 	return "binlogstream: the archive hands over to the server at " + e.next
@@ -919,6 +927,17 @@ func (st *dirStream) event(raw []byte, off uint64) (*replication.BinlogEvent, er
 				return nil, nil
 			}
 		}
+		done := ""
+		if st.groups.needs(typ) {
+			done = st.groups.observe(ev)
+		} else {
+			done = st.groups.other(typ)
+		}
+		if done != "" {
+			if err := st.have.Update(done); err != nil {
+				return nil, &FileError{Path: st.r.path, Offset: off, Err: err}
+			}
+		}
 	}
 	return ev, nil
 }
@@ -958,7 +977,15 @@ func (st *dirStream) advance(partial bool) (bool, error) {
 				return false, &FileError{Path: st.r.path, Offset: st.r.off, Err: fmt.Errorf(
 					"%w: the copy ends without a Rotate or Stop event, and the server has moved on to %s: the copy is incomplete (made while the server wrote the file?)", ErrCorruptEvent, next)}
 			}
-			return false, &handOffError{next: next}
+			h := &handOffError{next: next}
+			if st.have != nil {
+				if st.groups.gtid != "" {
+					return false, &FileError{Path: st.r.path, Offset: st.r.off, Err: fmt.Errorf(
+						"%w: the file ends inside the transaction %s", ErrCorruptEvent, st.groups.gtid)}
+				}
+				h.executed = st.have.Clone()
+			}
+			return false, h
 		}
 	}
 	names, err := st.src.Files()
@@ -1133,7 +1160,7 @@ func (s *DirSource) scanEnd(name, flavor string) (Position, string, error) {
 		if err != nil {
 			return Position{}, "", &FileError{Path: path, Offset: off, Err: err}
 		}
-		if done := g.observe(ev, flavor); done != "" {
+		if done := g.observe(ev); done != "" {
 			if err := executed.Update(done); err != nil {
 				return Position{}, "", &FileError{Path: path, Offset: off, Err: err}
 			}
@@ -1169,7 +1196,7 @@ func (g *groupTracker) other(typ replication.EventType) string {
 }
 
 // observe returns the GTID of the group ev completes, "" when none.
-func (g *groupTracker) observe(ev *replication.BinlogEvent, flavor string) string {
+func (g *groupTracker) observe(ev *replication.BinlogEvent) string {
 	switch e := ev.Event.(type) {
 	case *replication.GTIDEvent, *replication.GtidTaggedLogEvent:
 		g.gtid, g.inTxn = eventGTID(ev), false

@@ -322,6 +322,41 @@ func (s *SyncerSource) BinaryLogs(ctx context.Context) ([]string, error) {
 	return names, nil
 }
 
+// PurgedGTIDs is the GTID state the server's oldest binlog file starts
+// with: @@gtid_purged on MySQL; on MariaDB BINLOG_GTID_POS of the first
+// file of SHOW BINARY LOGS at offset 4.
+func (s *SyncerSource) PurgedGTIDs(ctx context.Context) (string, error) {
+	conn, done, err := s.connect(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer done()
+	q := "SELECT @@GLOBAL.gtid_purged"
+	if s.cfg.Flavor == mysql.MariaDBFlavor {
+		r, err := conn.Execute("SHOW BINARY LOGS")
+		if err != nil {
+			return "", fmt.Errorf("SHOW BINARY LOGS on %s: %w", s.cfg.DSN, err)
+		}
+		if r.RowNumber() == 0 {
+			return "", fmt.Errorf("%s has no binlog files", s.cfg.DSN)
+		}
+		first, err := r.GetString(0, 0)
+		if err != nil {
+			return "", err
+		}
+		q = fmt.Sprintf("SELECT BINLOG_GTID_POS('%s', 4)", strings.ReplaceAll(first, "'", "''"))
+	}
+	r, err := conn.Execute(q)
+	if err != nil {
+		return "", fmt.Errorf("%s on %s: %w", q, s.cfg.DSN, err)
+	}
+	v, err := r.GetString(0, 0)
+	if err != nil {
+		return "", fmt.Errorf("%s on %s: %w", q, s.cfg.DSN, err)
+	}
+	return strings.ReplaceAll(strings.Clone(v), "\n", ""), nil
+}
+
 // Probe reads the server's state over a short-lived connection.
 func (s *SyncerSource) Probe(ctx context.Context) (ServerState, error) {
 	st := ServerState{Flavor: s.cfg.Flavor}

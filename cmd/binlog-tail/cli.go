@@ -102,7 +102,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.Out, "out", "", "JSON Lines output file; also the checkpoint")
 	fs.StringVar(&o.BinlogDir, "binlog-dir", "", "read the binlog files in `DIR` (a server's binlog directory, a copy, or an archive written by mariadb-binlog/mysqlbinlog --raw) instead of a server; "+
 		"the order is DIR's *.index file when there is one, else the file names. With --dsn: an archive of the server's files, read for what the server has purged "+
-		"(then the stream continues on the server; file-position mode only)")
+		"(then the stream continues on the server)")
 	fs.StringVar(&o.Start, "start", "current", "where to start when FILE is empty: current (SHOW MASTER STATUS), oldest (first of SHOW BINARY LOGS, offset 4) or FILE:POS;\n"+
 		"with --gtid: current (the server's executed GTID set), oldest (every transaction the server still has) or a GTID set (stream what is not in it)")
 	fs.BoolVar(&o.StopAtCurrent, "stop-at-current", false, "exit 0 once everything up to the server's position at startup (SHOW MASTER STATUS; with --gtid its executed GTID set) is written")
@@ -155,9 +155,6 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 			return o, fmt.Errorf("--failover-to: %w", err)
 		}
 		o.FailoverTo = append(o.FailoverTo, d)
-	}
-	if o.GTID && dsn != "" && o.BinlogDir != "" {
-		return o, errors.New("--binlog-dir with --dsn (archive, then server) works in file-position mode only: drop --gtid, or one of --dsn and --binlog-dir")
 	}
 	if len(o.FailoverTo) > 0 && dsn == "" {
 		return o, errors.New("--failover-to needs --dsn: the binlog files of --binlog-dir cannot fail over")
@@ -380,7 +377,8 @@ func runTail(ctx context.Context, o options, stderr io.Writer) error {
 	var se *binlogstream.ServerError
 	if o.GTID && errors.As(err, &se) && se.Err.Code == mysql.ER_MASTER_FATAL_ERROR_READING_BINLOG {
 		return fmt.Errorf("the server cannot send every transaction after the GTID position "+
-			"(were its binlogs purged? --start current begins with what it has now): %w", err)
+			"(were its binlogs purged? an archive of its binlog files continues the stream: add --binlog-dir DIR; "+
+			"--start current begins with what it has now): %w", err)
 	}
 	if !o.GTID && dir == nil && errors.As(err, &se) && se.Err.Code == mysql.ER_MASTER_FATAL_ERROR_READING_BINLOG {
 		return fmt.Errorf("the server cannot send the binlog from %s (purged? an archive of its binlog files "+

@@ -28,7 +28,6 @@ func TestGTIDFlags(t *testing.T) {
 		{[]string{"--gtid", "--start", "mysql-bin.000001:4"}, "with --gtid want oldest, current or a GTID set"},
 		{[]string{"--start", "0-1-5"}, "a GTID set needs --gtid"},
 		{[]string{"--gtid", "--flavor", "mysql", "--start", "0-1-5"}, "GTID set"},
-		{[]string{"--gtid", "--binlog-dir", "/archive"}, "file-position mode only"},
 	} {
 		var stderr bytes.Buffer
 		code := cli(context.Background(), append([]string{"--dsn", dsn, "--out", out}, tc.args...), &bytes.Buffer{}, &stderr)

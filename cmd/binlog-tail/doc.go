@@ -32,9 +32,11 @@
 //     backup, or mariadb-binlog --read-from-remote-server --raw output): a
 //     position in a file the server has purged is read from DIR up to the
 //     first file the server still has, then from the server, exactly once
-//     across the switch (--start oldest is the oldest file of either).
-//     File-position mode only. Without it, a resume in a purged file fails
-//     (error 1236) with a hint to add --binlog-dir.
+//     across the switch (--start oldest is the oldest file of either). With
+//     --gtid, a GTID set older than the server's purged state is read from
+//     DIR and handed over to the server at a file end, between
+//     transactions. Without DIR, a resume in a purged file fails (error
+//     1236) with a hint to add --binlog-dir.
 //   - --out: the output file. When it is not empty, binlog-tail first cuts
 //     an incomplete last line (one without a trailing newline, what a kill
 //     in the middle of a write leaves), then resumes right after the last

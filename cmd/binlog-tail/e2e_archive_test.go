@@ -42,6 +42,12 @@ func TestEndToEndArchiveThenLive(t *testing.T) {
 	require.NoError(t, err)
 	checkReference(t, want)
 
+	refGTID := filepath.Join(dir, "ref-gtid.jsonl")
+	r = runBinary(t, context.Background(), "--dsn", dsn, "--out", refGTID, "--gtid", "--start", "oldest", "--stop-at-current", "--quiet", "--server-id", "91")
+	require.Equal(t, 0, r.code, r.stderr)
+	wantGTID, err := os.ReadFile(refGTID)
+	require.NoError(t, err)
+
 	logs := s.BinaryLogs(t)
 	require.GreaterOrEqual(t, len(logs), 12, "many rotated files")
 	purgeTo := len(logs) / 2
@@ -83,6 +89,32 @@ func TestEndToEndArchiveThenLive(t *testing.T) {
 		}, 24, args(out)...)
 		t.Logf("%d kills", kills)
 		compareKilled(t, want, out)
+	})
+
+	t.Run("gtid", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "g.jsonl")
+		r := runBinary(t, context.Background(), "--dsn", dsn, "--out", out, "--gtid", "--start", "oldest", "--stop-at-current", "--quiet", "--server-id", "94")
+		assert.Equal(t, 1, r.code, "the server alone has purged what the stream needs")
+		assert.Contains(t, r.stderr, "add --binlog-dir")
+		require.NoError(t, os.Remove(out))
+		r = runBinary(t, context.Background(), args(out, "--gtid")...)
+		require.Equal(t, 0, r.code, r.stderr)
+		got, err := os.ReadFile(out)
+		require.NoError(t, err)
+		require.True(t, bytes.Equal(wantGTID, got), "archive then server = the unpurged server, GTID mode")
+
+		out = filepath.Join(t.TempDir(), "gk.jsonl")
+		at := int64(bytes.Index(wantGTID, []byte(`"file":"`+logs[purgeTo].Name+`"`)))
+		require.Positive(t, at)
+		n := 0
+		kills := killAtSizes(t, out, func() int64 {
+			if n++; n%2 == 0 {
+				return rand.Int64N(int64(len(wantGTID)))
+			}
+			return max(0, at-256<<10+rand.Int64N(512<<10))
+		}, 12, args(out, "--gtid")...)
+		t.Logf("%d kills", kills)
+		compareKilled(t, wantGTID, out)
 	})
 
 	t.Run("without the archive", func(t *testing.T) {
