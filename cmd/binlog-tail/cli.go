@@ -67,7 +67,9 @@ server logs signedness (binlog_row_metadata=MINIMAL or FULL).
 type options struct {
 	DSN binlogstream.DSN
 	// BinlogDir holds binlog files: the source without DSN.
-	BinlogDir     string
+	BinlogDir string
+	// BinlogBase names the binlog in BinlogDir when it holds several.
+	BinlogBase    string
 	Out           string
 	Start         string
 	StopAtCurrent bool
@@ -100,6 +102,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&dsn, "dsn", "", "source server, USER:PASS@tcp(HOST:PORT)/ (needs REPLICATION SLAVE and BINLOG MONITOR / REPLICATION CLIENT)")
 	fs.StringVar(&o.Out, "out", "", "JSON Lines output file; also the checkpoint")
+	fs.StringVar(&o.BinlogBase, "binlog-base", "", "with --binlog-dir: the binlog files' `NAME` before the number (mysql-bin for mysql-bin.000001), "+
+		"needed when DIR holds several binlogs (a replica's datadir also holds its relay log)")
 	fs.StringVar(&o.BinlogDir, "binlog-dir", "", "read the binlog files in `DIR` (a server's binlog directory, a copy, or an archive written by mariadb-binlog/mysqlbinlog --raw) instead of a server; "+
 		"the order is DIR's *.index file when there is one, else the file names. With --dsn: an archive of the server's files, read for what the server has purged "+
 		"(then the stream continues on the server)")
@@ -155,6 +159,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 			return o, fmt.Errorf("--failover-to: %w", err)
 		}
 		o.FailoverTo = append(o.FailoverTo, d)
+	}
+	if o.BinlogBase != "" && o.BinlogDir == "" {
+		return o, errors.New("--binlog-base needs --binlog-dir")
 	}
 	if len(o.FailoverTo) > 0 && dsn == "" {
 		return o, errors.New("--failover-to needs --dsn: the binlog files of --binlog-dir cannot fail over")
@@ -270,6 +277,7 @@ func runTail(ctx context.Context, o options, stderr io.Writer) error {
 	if o.BinlogDir != "" {
 		if dir, err = binlogstream.NewDirSource(binlogstream.DirConfig{
 			Dir:    o.BinlogDir,
+			Base:   o.BinlogBase,
 			Flavor: o.Flavor,
 			// TIMESTAMP values render the same wherever binlog-tail runs.
 			Tune: func(p *replication.BinlogParser) { p.SetTimestampStringLocation(time.UTC) },
@@ -279,6 +287,14 @@ func runTail(ctx context.Context, o options, stderr io.Writer) error {
 	}
 	offline := o.DSN.Host == ""
 	var info serverInfo
+	if dir != nil {
+		if _, err := dir.Files(); err != nil {
+			if strings.Contains(err.Error(), "DirConfig.Base") {
+				err = fmt.Errorf("%w (with --binlog-base)", err)
+			}
+			return fmt.Errorf("--binlog-dir: %w", err)
+		}
+	}
 	if offline {
 		info, err = inspectDir(ctx, o, dir, !rec.Lines)
 	} else {
@@ -393,7 +409,13 @@ func runTail(ctx context.Context, o options, stderr io.Writer) error {
 // complete event of the last file.
 func inspectDir(ctx context.Context, o options, dir *binlogstream.DirSource, needStart bool) (serverInfo, error) {
 	var info serverInfo
-	var err error
+	names, err := dir.Files()
+	if err != nil {
+		return info, err
+	}
+	if len(names) == 0 {
+		return info, fmt.Errorf("--binlog-dir %s holds no binlog files", o.BinlogDir)
+	}
 	if info.Flavor, err = dir.Flavor(); err != nil {
 		return info, err
 	}
@@ -418,13 +440,6 @@ func inspectDir(ctx context.Context, o options, dir *binlogstream.DirSource, nee
 	case "current":
 		info.Start = current
 	case "oldest":
-		names, err := dir.Files()
-		if err != nil {
-			return info, err
-		}
-		if len(names) == 0 {
-			return info, fmt.Errorf("--binlog-dir %s holds no binlog files", o.BinlogDir)
-		}
 		info.Start = binlogstream.Position{File: names[0], Offset: 4}
 	default:
 		if info.Start, err = binlogstream.ParsePosition(o.Start); err != nil {

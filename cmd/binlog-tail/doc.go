@@ -28,6 +28,9 @@
 //     without --stop-at-current binlog-tail follows the files as they grow
 //     (a partly written last event is waited for). A corrupt event (bad
 //     checksum, impossible length) stops it with the file and offset.
+//     --binlog-base NAME picks the binlog when DIR holds several (a
+//     replica's datadir has its relay log too): NAME.index, or the files
+//     NAME.NNNNNN.
 //     With --dsn too, DIR is an archive of the server's binlog files (a
 //     backup, or mariadb-binlog --read-from-remote-server --raw output): a
 //     position in a file the server has purged is read from DIR up to the

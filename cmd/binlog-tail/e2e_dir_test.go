@@ -164,6 +164,17 @@ func TestEndToEndBinlogDir(t *testing.T) {
 		require.NoError(t, err)
 		assert.True(t, bytes.HasPrefix(online, kept), "the lines before the corrupt event are written, and right")
 
+		two := t.TempDir()
+		for _, n := range []string{"mysql-bin.index", "relay-bin.index"} {
+			require.NoError(t, os.WriteFile(filepath.Join(two, n), nil, 0o644))
+		}
+		r = runBinary(t, context.Background(), "--binlog-dir", two, "--out", out)
+		assert.Equal(t, 1, r.code)
+		assert.Contains(t, r.stderr, "--binlog-base")
+		r = runBinary(t, context.Background(), "--binlog-dir", two, "--binlog-base", "mysql-bin", "--out", out)
+		assert.Equal(t, 1, r.code)
+		assert.Contains(t, r.stderr, "holds no binlog files", "past the ambiguity: the chosen index is empty")
+
 		r = runBinary(t, context.Background(), "--binlog-dir", archive, "--out", out, "--failover-to", dsn, "--gtid")
 		assert.Equal(t, 2, r.code)
 		assert.Contains(t, r.stderr, "--failover-to needs --dsn")
