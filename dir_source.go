@@ -319,7 +319,7 @@ func (s *DirSource) openGTID(ctx context.Context, set mysql.GTIDSet) (*dirStream
 		if err != nil {
 			return nil, err
 		}
-		if set.Contain(state) {
+		if state != nil && set.Contain(state) {
 			start = names[i]
 		}
 	}
@@ -394,7 +394,9 @@ type fileHead struct {
 	fde    *replication.FormatDescriptionEvent
 	fdeRaw []byte
 	crc    bool
-	state  mysql.GTIDSet // Previous_gtids / Gtid_list; empty when the file has none
+	// state is the file's Previous_gtids / Gtid_list: empty when it has
+	// none, nil when the file ends before it could be told.
+	state mysql.GTIDSet
 }
 
 // errNotYet: the bytes are not all written yet (a file being written).
@@ -433,13 +435,15 @@ func readHead(path, flavor string) (*fileHead, error) {
 		raw, err := r.next(h.crc)
 		if err != nil {
 			if errors.Is(err, errNotYet) || errors.Is(err, io.EOF) {
+				// A file just created: its state may not be written yet.
+				h.state = nil
 				break
 			}
 			return nil, err
 		}
 		typ := replication.EventType(raw[4])
 		if typ != replication.PREVIOUS_GTIDS_EVENT && typ != replication.MARIADB_GTID_LIST_EVENT {
-			continue
+			continue // none after 4 events: the file has no state event (empty state)
 		}
 		ev, err := p.Parse(raw)
 		if err != nil {
@@ -582,8 +586,7 @@ func (r *eventReader) next(crc bool) ([]byte, error) {
 		return nil, r.corrupt(off, "%s event of %d bytes says it ends at %d: not an event boundary, or a corrupt file", typ, size, logPos)
 	}
 	raw := make([]byte, size)
-	if n, err := io.ReadFull(r.br, raw); err != nil {
-		_ = n
+	if _, err := io.ReadFull(r.br, raw); err != nil {
 		return nil, r.retry(off, err)
 	}
 	if crc && typ != replication.FORMAT_DESCRIPTION_EVENT {
@@ -1085,47 +1088,60 @@ func (s *DirSource) Probe(ctx context.Context) (ServerState, error) {
 	if err != nil {
 		return ServerState{}, err
 	}
+	st := ServerState{Flavor: flavor, LogBin: true}
 	for i := len(names) - 1; i >= 0; i-- {
-		end, executed, err := s.scanEnd(names[i], flavor)
+		end, executed, known, err := s.scanEnd(names[i], flavor)
 		if errors.Is(err, errNotYet) && i > 0 {
 			continue // a file just created: its Format_description is not written yet
 		}
 		if err != nil {
 			return ServerState{}, err
 		}
-		return ServerState{Flavor: flavor, LogBin: true, Executed: executed, Binlog: end}, nil
+		if st.Binlog.IsZero() {
+			st.Binlog = end
+		}
+		if known || i == 0 {
+			// A file whose GTID state is not written yet starts with the
+			// state at the end of the one before.
+			st.Executed = executed
+			return st, nil
+		}
 	}
 	return ServerState{}, &FileError{Path: s.cfg.Dir, Err: fmt.Errorf("%w: the directory has no binlog files", ErrNotInDir)}
 }
 
 // scanEnd walks a file's events to the end of the last complete one and
-// returns that position and the GTID state there.
-func (s *DirSource) scanEnd(name, flavor string) (Position, string, error) {
+// returns that position and the GTID state there (known false when the
+// file's starting state is not written yet).
+func (s *DirSource) scanEnd(name, flavor string) (end Position, executed string, known bool, err error) {
 	path := s.path(name)
 	h, err := readHead(path, flavor)
 	if err != nil {
 		var fe *FileError
 		if errors.As(err, &fe) && errors.Is(err, ErrNotInDir) {
-			return Position{}, "", errNotYet
+			return Position{}, "", false, errNotYet
 		}
-		return Position{}, "", err
+		return Position{}, "", false, err
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return Position{}, "", &FileError{Path: path, Err: err}
+		return Position{}, "", false, &FileError{Path: path, Err: err}
 	}
 	defer f.Close()
 	r := newEventReader(f, path)
 	if _, err := r.head(); err != nil {
-		return Position{}, "", err
+		return Position{}, "", false, err
 	}
 	p := replication.NewBinlogParser()
 	p.SetFlavor(flavor)
 	if _, err := p.Parse(h.fdeRaw); err != nil {
-		return Position{}, "", &FileError{Path: path, Offset: 4, Err: err}
+		return Position{}, "", false, &FileError{Path: path, Offset: 4, Err: err}
 	}
 	var g groupTracker
-	executed := h.state
+	set := h.state
+	if set == nil { // scanned for the end only
+		set, _ = mysql.ParseGTIDSet(flavor, "")
+	}
 	for {
 		off := r.off
 		hdr, err := r.br.Peek(replication.EventHeaderSize)
@@ -1135,7 +1151,7 @@ func (s *DirSource) scanEnd(name, flavor string) (Position, string, error) {
 		typ := replication.EventType(hdr[4])
 		size := binary.LittleEndian.Uint32(hdr[9:])
 		if size < replication.EventHeaderSize || size > maxEventSize {
-			return Position{}, "", r.corrupt(off, "impossible event length %d (%s event)", size, typ)
+			return Position{}, "", false, r.corrupt(off, "impossible event length %d (%s event)", size, typ)
 		}
 		if !g.needs(typ) {
 			if n, err := r.br.Discard(int(size)); err != nil || n != int(size) {
@@ -1143,8 +1159,8 @@ func (s *DirSource) scanEnd(name, flavor string) (Position, string, error) {
 			}
 			r.off += uint64(size)
 			if done := g.other(typ); done != "" {
-				if err := executed.Update(done); err != nil {
-					return Position{}, "", &FileError{Path: path, Offset: off, Err: err}
+				if err := set.Update(done); err != nil {
+					return Position{}, "", false, &FileError{Path: path, Offset: off, Err: err}
 				}
 			}
 			continue
@@ -1154,19 +1170,19 @@ func (s *DirSource) scanEnd(name, flavor string) (Position, string, error) {
 			if errors.Is(err, errNotYet) || errors.Is(err, io.EOF) {
 				break
 			}
-			return Position{}, "", err
+			return Position{}, "", false, err
 		}
 		ev, err := p.Parse(raw)
 		if err != nil {
-			return Position{}, "", &FileError{Path: path, Offset: off, Err: err}
+			return Position{}, "", false, &FileError{Path: path, Offset: off, Err: err}
 		}
 		if done := g.observe(ev); done != "" {
-			if err := executed.Update(done); err != nil {
-				return Position{}, "", &FileError{Path: path, Offset: off, Err: err}
+			if err := set.Update(done); err != nil {
+				return Position{}, "", false, &FileError{Path: path, Offset: off, Err: err}
 			}
 		}
 	}
-	return Position{File: name, Offset: r.off}, executed.String(), nil
+	return Position{File: name, Offset: r.off}, set.String(), h.state != nil, nil
 }
 
 // groupTracker finds where event groups end, for the executed set at the
