@@ -202,7 +202,11 @@ func (r *eventReader) seek(off uint64) error {
 // end of the file, errNotYet for an event not completely written, or a
 // FileError. crc says whether the file's events carry a checksum; it is
 // checked here, so that corruption is reported with file and offset.
-func (r *eventReader) next(crc bool) ([]byte, error) {
+func (r *eventReader) next(crc bool) ([]byte, error) { return r.nextInto(crc, nil) }
+
+// nextInto is next reading into buf when it is large enough (the result
+// then aliases buf).
+func (r *eventReader) nextInto(crc bool, buf []byte) ([]byte, error) {
 	off := r.off
 	h, err := r.br.Peek(replication.EventHeaderSize)
 	if err != nil {
@@ -224,7 +228,12 @@ func (r *eventReader) next(crc bool) ([]byte, error) {
 	case logPos != 0 && logPos != uint32(off+uint64(size)):
 		return nil, r.corrupt(off, "%s event of %d bytes says it ends at %d: not an event boundary, or a corrupt file", typ, size, logPos)
 	}
-	raw := make([]byte, size)
+	var raw []byte
+	if cap(buf) >= int(size) {
+		raw = buf[:size]
+	} else {
+		raw = make([]byte, size)
+	}
 	if _, err := io.ReadFull(r.br, raw); err != nil {
 		return nil, r.retry(off, err)
 	}

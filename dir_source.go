@@ -3,7 +3,6 @@ package binlogstream
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -447,41 +446,33 @@ func (s *DirSource) scanEnd(name, flavor string) (end Position, executed string,
 	if set == nil { // scanned for the end only
 		set, _ = mysql.ParseGTIDSet(flavor, "")
 	}
+	// Every event is checked as the stream checks it (length, LogPos,
+	// checksum): a corrupt event must not pass for the end of the files.
+	var buf []byte
 	for {
 		off := r.off
-		hdr, err := r.br.Peek(replication.EventHeaderSize)
-		if err != nil {
-			break // the end, or an event not complete yet
-		}
-		typ := replication.EventType(hdr[4])
-		size := binary.LittleEndian.Uint32(hdr[9:])
-		if size < replication.EventHeaderSize || size > maxEventSize {
-			return Position{}, "", false, r.corrupt(off, "impossible event length %d (%s event)", size, typ)
-		}
-		if !g.needs(typ) {
-			if n, err := r.br.Discard(int(size)); err != nil || n != int(size) {
-				break
-			}
-			r.off += uint64(size)
-			if done := g.other(typ); done != "" {
-				if err := set.Update(done); err != nil {
-					return Position{}, "", false, &FileError{Path: path, Offset: off, Err: err}
-				}
-			}
-			continue
-		}
-		raw, err := r.next(h.crc)
+		raw, err := r.nextInto(h.crc, buf)
 		if err != nil {
 			if errors.Is(err, errNotYet) || errors.Is(err, io.EOF) {
 				break
 			}
 			return Position{}, "", false, err
 		}
-		ev, err := p.Parse(raw)
-		if err != nil {
-			return Position{}, "", false, &FileError{Path: path, Offset: off, Err: err}
+		if cap(raw) > cap(buf) && len(raw) <= 1<<20 {
+			buf = raw
 		}
-		if done := g.observe(ev); done != "" {
+		typ := replication.EventType(raw[4])
+		done := ""
+		if g.needs(typ) {
+			ev, err := p.Parse(bytes.Clone(raw))
+			if err != nil {
+				return Position{}, "", false, &FileError{Path: path, Offset: off, Err: err}
+			}
+			done = g.observe(ev)
+		} else {
+			done = g.other(typ)
+		}
+		if done != "" {
 			if err := set.Update(done); err != nil {
 				return Position{}, "", false, &FileError{Path: path, Offset: off, Err: err}
 			}

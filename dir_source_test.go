@@ -366,3 +366,76 @@ func TestDirSourceProbeExecuted(t *testing.T) {
 		assert.Equal(t, string(f), st.Flavor)
 	}
 }
+
+// TestDirSourceEveryByteFlipped flips each byte after the
+// Format_description of every file, one at a time, in a binlog with
+// checksums: streaming to the end of the files (StopAtCurrent) fails with
+// ErrCorruptEvent naming that file, after delivering only what the clean
+// files give before the flipped event; never a silent difference, never a
+// stop short of the corrupt event.
+func TestDirSourceEveryByteFlipped(t *testing.T) {
+	if testing.Short() {
+		t.Skip("thousands of streams")
+	}
+	for _, f := range []th.Flavor{th.MySQL, th.MariaDB} {
+		t.Run(string(f), func(t *testing.T) {
+			bl := th.NewBuilder(f, th.MaxRowsPerEvent(2)).
+				Txn(func(t *th.Txn) { t.Insert(users, userRows(1, 3)...) }).
+				Rotate().
+				DDL("app", "ALTER TABLE users ADD COLUMN x INT").
+				Txn(func(t *th.Txn) { t.Delete(users, userRows(1, 2)...) }).Build()
+			start := binlogstream.StartAt(binlogstream.Position{File: bl.Files[0].Name, Offset: 4})
+			run := func(src binlogstream.Source) run {
+				s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: src, Start: start})
+				require.NoError(t, err)
+				var r run
+				s.AddListener(func(_ context.Context, ev binlogstream.Event) error {
+					r.entries = append(r.entries, entries(ev)...)
+					r.events++
+					return nil
+				})
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				if _, err := s.StopAtCurrent(ctx); err != nil {
+					r.err = err
+				} else {
+					r.err = s.Run(ctx)
+				}
+				require.NoError(t, s.Close())
+				return r
+			}
+			clean := run(writeDir(t, bl, false))
+			require.NoError(t, clean.err)
+			dir := t.TempDir()
+			require.NoError(t, bl.WriteDir(dir))
+			src := newDirSource(t, dir)
+			flips := 0
+			for _, file := range bl.Files {
+				path := filepath.Join(dir, file.Name)
+				fdeEnd := 4 + int(binary.LittleEndian.Uint32(file.Data[4+9:]))
+				for off := fdeEnd; off < len(file.Data); off++ {
+					data := append([]byte(nil), file.Data...)
+					data[off] ^= 0x5a
+					require.NoError(t, os.WriteFile(path, data, 0o644))
+					// To the end of the files: refused, at the latest when
+					// the stream reaches the flipped event.
+					stopped := run(src)
+					require.ErrorIs(t, stopped.err, binlogstream.ErrCorruptEvent, "%s byte %d", file.Name, off)
+					// Following: the same.
+					r := stream(t, src, start, clean.events, nil)
+					require.ErrorIs(t, r.err, binlogstream.ErrCorruptEvent, "%s byte %d", file.Name, off)
+					assert.Contains(t, r.err.Error(), path)
+					require.Equal(t, clean.entries[:len(r.entries)], append([]string{}, r.entries...), "%s byte %d", file.Name, off)
+					for _, e := range bl.Events {
+						if e.File == file.Name && int(e.Start) <= off && off < int(e.End) {
+							assert.LessOrEqual(t, r.events, e.Index, "%s byte %d: nothing from the flipped event on", file.Name, off)
+						}
+					}
+					flips++
+				}
+				require.NoError(t, os.WriteFile(path, file.Data, 0o644))
+			}
+			t.Logf("%d flipped bytes", flips)
+		})
+	}
+}
