@@ -39,9 +39,10 @@ import (
 type DirSource struct {
 	cfg DirConfig
 
-	mu     sync.Mutex
-	base   string // cfg.Base, or the one detected
-	flavor string // cfg.Flavor, or the one detected
+	mu         sync.Mutex
+	base       string // cfg.Base, or the one detected
+	flavor     string // read from the first file
+	flavorRead bool
 }
 
 // DirConfig configures a DirSource.
@@ -128,7 +129,7 @@ func NewDirSource(cfg DirConfig) (*DirSource, error) {
 	if cfg.HeartbeatPeriod == 0 {
 		cfg.HeartbeatPeriod = time.Second
 	}
-	return &DirSource{cfg: cfg, base: cfg.Base, flavor: cfg.Flavor}, nil
+	return &DirSource{cfg: cfg, base: cfg.Base}, nil
 }
 
 // Dir returns the directory the source reads.
@@ -341,19 +342,25 @@ func gtidSetOfFlavor(set mysql.GTIDSet, flavor string) bool {
 // Format_description names.
 func (s *DirSource) Flavor() (string, error) {
 	s.mu.Lock()
-	f := s.flavor
+	f, known := s.flavor, s.flavorRead
 	s.mu.Unlock()
-	if f != "" {
+	if known {
 		return f, nil
 	}
 	names, err := s.Files()
 	if err != nil {
 		return "", err
 	}
-	if len(names) == 0 {
+	var h *fileHead
+	if len(names) > 0 {
+		h, err = readHead(s.path(names[0]), "")
+	}
+	if len(names) == 0 || errors.Is(err, ErrNotInDir) { // nothing written yet
+		if s.cfg.Flavor != "" {
+			return s.cfg.Flavor, nil
+		}
 		return "", &FileError{Path: s.cfg.Dir, Err: fmt.Errorf("%w: the directory has no binlog files yet (set DirConfig.Flavor to start before the first)", ErrNotInDir)}
 	}
-	h, err := readHead(s.path(names[0]), "")
 	if err != nil {
 		return "", err
 	}
@@ -361,8 +368,11 @@ func (s *DirSource) Flavor() (string, error) {
 	if strings.Contains(strings.ToLower(h.fde.ServerVersion), "mariadb") {
 		f = mysql.MariaDBFlavor
 	}
+	if s.cfg.Flavor != "" && s.cfg.Flavor != f {
+		return "", configError("Flavor is %s, but %s was written by %s (%s)", s.cfg.Flavor, s.path(names[0]), f, h.fde.ServerVersion)
+	}
 	s.mu.Lock()
-	s.flavor = f
+	s.flavor, s.flavorRead = f, true
 	s.mu.Unlock()
 	return f, nil
 }

@@ -439,3 +439,23 @@ func TestDirSourceEveryByteFlipped(t *testing.T) {
 		})
 	}
 }
+
+// TestDirSourceFlavor: read from the files; a configured flavor the files
+// contradict is refused.
+func TestDirSourceFlavor(t *testing.T) {
+	bl := th.Seed001(th.MariaDB)
+	dir := writeDir(t, bl, false).Dir()
+	f, err := newDirSource(t, dir).Flavor()
+	require.NoError(t, err)
+	assert.Equal(t, "mariadb", f)
+	src, err := binlogstream.NewDirSource(binlogstream.DirConfig{Dir: dir, Flavor: "mysql"})
+	require.NoError(t, err)
+	_, err = src.Flavor()
+	require.ErrorIs(t, err, binlogstream.ErrInvalidConfig)
+	assert.Contains(t, err.Error(), "written by mariadb")
+	empty, err := binlogstream.NewDirSource(binlogstream.DirConfig{Dir: t.TempDir(), Flavor: "mysql"})
+	require.NoError(t, err)
+	f, err = empty.Flavor()
+	require.NoError(t, err, "nothing to contradict it yet")
+	assert.Equal(t, "mysql", f)
+}

@@ -32,7 +32,7 @@ func (s *DirSource) newStream(decode func(*replication.RowsEvent, []byte) error)
 		p.SetRowsEventDecodeFunc(decode)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &dirStream{src: s, parser: p, closed: make(chan struct{}), ctx: ctx, cancel: cancel,
+	return &dirStream{src: s, flavor: flavor, parser: p, closed: make(chan struct{}), ctx: ctx, cancel: cancel,
 		q: newEventQueue(dirQueueEvents, dirQueueBytes)}, nil
 }
 
@@ -56,6 +56,7 @@ type dirStream struct {
 	pos    int
 
 	src    *DirSource
+	flavor string
 	parser *replication.BinlogParser
 
 	name     string // current file
@@ -320,7 +321,7 @@ func (st *dirStream) event(raw []byte, off uint64) (*replication.BinlogEvent, er
 	}
 	if st.have != nil {
 		if g := eventGTID(ev); g != "" {
-			one, err := mysql.ParseGTIDSet(st.src.flavorOrEmpty(), g)
+			one, err := mysql.ParseGTIDSet(st.flavor, g)
 			if err == nil && st.have.Contain(one) {
 				st.skipping = true
 				return nil, nil
@@ -339,12 +340,6 @@ func (st *dirStream) event(raw []byte, off uint64) (*replication.BinlogEvent, er
 		}
 	}
 	return ev, nil
-}
-
-func (s *DirSource) flavorOrEmpty() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.flavor
 }
 
 // advance is called at the end of what the current file holds (partial:
