@@ -228,6 +228,14 @@ func (r *eventReader) nextInto(crc bool, buf []byte) ([]byte, error) {
 	case logPos != 0 && logPos != uint32(off+uint64(size)):
 		return nil, r.corrupt(off, "%s event of %d bytes says it ends at %d: not an event boundary, or a corrupt file", typ, size, logPos)
 	}
+	if r.br.Buffered() < int(size) {
+		// Not all read yet: when the file is shorter than the event, it
+		// is still being written; say so without reading (and later
+		// reading again) what a large event has so far.
+		if fi, err := r.f.Stat(); err == nil && uint64(fi.Size()) < off+uint64(size) {
+			return nil, r.retry(off, io.ErrUnexpectedEOF)
+		}
+	}
 	var raw []byte
 	if cap(buf) >= int(size) {
 		raw = buf[:size]
