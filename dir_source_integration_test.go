@@ -150,3 +150,40 @@ func TestIntegrationDirSource(t *testing.T) {
 		assert.Equal(t, masterPos(t, s), st.Binlog)
 	})
 }
+
+// TestIntegrationDirSourceAcrossRestarts: files that end with a Stop event
+// (SIGTERM) or with nothing (SIGKILL) before the server's next file read
+// offline as the restarted server's dump sends them.
+func TestIntegrationDirSourceAcrossRestarts(t *testing.T) {
+	mariadb.Require(t)
+	t.Parallel()
+	s := mariadb.Start(t, mariadb.Options{BinlogRowEventMaxSize: 1024})
+	s.Exec(t, "CREATE DATABASE d", "USE d", "CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(100))",
+		"INSERT INTO t SELECT seq, REPEAT('a', 50) FROM seq_1_to_100")
+	s.Restart(t) // SIGTERM: the file ends with a Stop event
+	s.Exec(t, "USE d", "UPDATE t SET v = 'b' WHERE id % 2 = 0")
+	s.Kill() // SIGKILL: the file just ends
+	s.Restart(t)
+	s.Exec(t, "USE d", "DELETE FROM t WHERE id % 3 = 0")
+	logs := s.BinaryLogs(t)
+	require.GreaterOrEqual(t, len(logs), 3)
+	target := masterPos(t, s)
+	start := binlogstream.StartAt(binlogstream.Position{File: logs[0].Name, Offset: 4})
+
+	online := itStream(t, itSource(t, s), start, target, binlogstream.Config{}, nil)
+	require.NoError(t, online.err)
+	files := dirSourceOf(t, s.DataDir())
+	offline := itStream(t, files, start, target, binlogstream.Config{}, nil)
+	require.NoError(t, offline.err)
+	require.Equal(t, online.entries, offline.entries)
+	require.Equal(t, len(online.events), len(offline.events))
+	var stops int
+	for i := range online.events {
+		require.Equal(t, online.events[i].Resume, offline.events[i].Resume, "event %d", i)
+		if offline.events[i].Header.EventType == replication.STOP_EVENT {
+			stops++
+		}
+	}
+	assert.Positive(t, stops, "a file ends with a Stop event")
+	t.Logf("%d files, %d events", len(logs), len(offline.events))
+}
