@@ -226,7 +226,8 @@ func (r *eventReader) nextInto(crc bool, buf []byte) ([]byte, error) {
 	case size < minSize || size > maxEventSize:
 		return nil, r.corrupt(off, "impossible event length %d (%s event): not an event boundary, or a corrupt file", size, typ)
 	case logPos != 0 && logPos != uint32(off+uint64(size)):
-		return nil, r.corrupt(off, "%s event of %d bytes says it ends at %d: not an event boundary, or a corrupt file", typ, size, logPos)
+		return nil, r.corrupt(off, "%s event of %d bytes says it ends at %d: not an event boundary, a corrupt file, "+
+			"or a copy that leaves events out (a relay log, a filtered archive)", typ, size, logPos)
 	}
 	if r.br.Buffered() < int(size) {
 		// Not all read yet: when the file is shorter than the event, it

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -107,6 +108,16 @@ func TestEndToEndBinlogDir(t *testing.T) {
 	t.Run("same bytes as online", func(t *testing.T) {
 		require.True(t, bytes.Equal(online, run("--binlog-dir", s.DataDir())), "datadir")
 		require.True(t, bytes.Equal(online, run("--binlog-dir", archive)), "copy without an index")
+	})
+
+	t.Run("mariadb-binlog --raw archive", func(t *testing.T) {
+		raw := t.TempDir()
+		cmd := exec.Command("mariadb-binlog", "--read-from-remote-server", "--raw", "--to-last-log",
+			"--host=127.0.0.1", "--port="+strconv.Itoa(s.Port()), "--user="+mariadb.ReplUser, "--password="+s.ReplPassword(),
+			"--result-file="+raw+"/", logs[0].Name)
+		outb, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", outb)
+		require.True(t, bytes.Equal(online, run("--binlog-dir", raw)), "an archive written by mariadb-binlog --raw")
 	})
 
 	t.Run("gtid", func(t *testing.T) {
