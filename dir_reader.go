@@ -66,7 +66,7 @@ func readHead(path, flavor string) (*fileHead, error) {
 	}
 	p := replication.NewBinlogParser()
 	p.SetFlavor(flavor)
-	if _, err := p.Parse(h.fdeRaw); err != nil {
+	if _, err := parseEvent(p, h.fdeRaw); err != nil {
 		return nil, &FileError{Path: path, Offset: 4, Err: err}
 	}
 	for range 4 { // the state event comes right after the FDE (MariaDB: before Binlog_checkpoint)
@@ -84,7 +84,7 @@ func readHead(path, flavor string) (*fileHead, error) {
 		if typ != replication.PREVIOUS_GTIDS_EVENT && typ != replication.MARIADB_GTID_LIST_EVENT {
 			continue // none after 4 events: the file has no state event (empty state)
 		}
-		ev, err := p.Parse(raw)
+		ev, err := parseEvent(p, raw)
 		if err != nil {
 			return nil, &FileError{Path: path, Offset: off, Err: err}
 		}
@@ -225,6 +225,10 @@ func (r *eventReader) nextInto(crc bool, buf []byte) ([]byte, error) {
 	switch {
 	case size < minSize || size > maxEventSize:
 		return nil, r.corrupt(off, "impossible event length %d (%s event): not an event boundary, or a corrupt file", size, typ)
+	case binary.LittleEndian.Uint16(h[17:])&replication.LOG_EVENT_ARTIFICIAL_F != 0,
+		typ == replication.HEARTBEAT_EVENT, typ == replication.HEARTBEAT_LOG_EVENT_V2:
+		// Only a dump sends these; the streamer would pass over one.
+		return nil, r.corrupt(off, "%s event flagged artificial or a heartbeat: a server never writes one to a file", typ)
 	case logPos != 0 && logPos != uint32(off+uint64(size)):
 		return nil, r.corrupt(off, "%s event of %d bytes says it ends at %d: not an event boundary, a corrupt file, "+
 			"or a copy that leaves events out (a relay log, a filtered archive)", typ, size, logPos)
@@ -345,4 +349,18 @@ func (g *groupTracker) end() string {
 	done := g.gtid
 	g.gtid, g.inTxn = "", false
 	return done
+}
+
+// parseEvent is p.Parse with go-mysql's panics on malformed events (a
+// Table_map whose lengths point past its end, for one) turned into an
+// ErrCorruptEvent error: in a file without checksums nothing else catches
+// such damage, and a panic on the reading goroutine would end the
+// process.
+func parseEvent(p *replication.BinlogParser, raw []byte) (ev *replication.BinlogEvent, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			ev, err = nil, fmt.Errorf("%w: go-mysql cannot decode this %s event: %v", ErrCorruptEvent, replication.EventType(raw[4]), r)
+		}
+	}()
+	return p.Parse(raw)
 }

@@ -448,7 +448,7 @@ func (s *DirSource) scanEnd(name, flavor string) (end Position, executed string,
 	}
 	p := replication.NewBinlogParser()
 	p.SetFlavor(flavor)
-	if _, err := p.Parse(h.fdeRaw); err != nil {
+	if _, err := parseEvent(p, h.fdeRaw); err != nil {
 		return Position{}, "", false, &FileError{Path: path, Offset: 4, Err: err}
 	}
 	var g groupTracker
@@ -474,7 +474,7 @@ func (s *DirSource) scanEnd(name, flavor string) (end Position, executed string,
 		typ := replication.EventType(raw[4])
 		done := ""
 		if g.needs(typ) {
-			ev, err := p.Parse(bytes.Clone(raw))
+			ev, err := parseEvent(p, bytes.Clone(raw))
 			if err != nil {
 				return Position{}, "", false, &FileError{Path: path, Offset: off, Err: err}
 			}

@@ -28,12 +28,40 @@ func (s *DirSource) newStream(decode func(*replication.RowsEvent, []byte) error)
 	if s.cfg.Tune != nil {
 		s.cfg.Tune(p)
 	}
-	if decode != nil {
-		p.SetRowsEventDecodeFunc(decode)
-	}
+	p.SetRowsEventDecodeFunc(guardRows(decode))
 	ctx, cancel := context.WithCancel(context.Background())
 	return &dirStream{src: s, flavor: flavor, parser: p, closed: make(chan struct{}), ctx: ctx, cancel: cancel,
 		q: newEventQueue(dirQueueEvents, dirQueueBytes)}, nil
+}
+
+// guardRows decodes rows events with decode (nil: all of it), refusing
+// first a rows event whose row images take no bytes (no column present):
+// go-mysql's DecodeData loops forever on one, appending empty rows. No
+// server writes one; a damaged file without checksums can hold one
+// (found by FuzzDirSourceGarbage).
+func guardRows(decode func(*replication.RowsEvent, []byte) error) func(*replication.RowsEvent, []byte) error {
+	return func(re *replication.RowsEvent, data []byte) error {
+		pos, err := re.DecodeHeader(data)
+		if err != nil {
+			return err
+		}
+		if pos < len(data) && !anyBitSet(re.ColumnBitmap1, int(re.ColumnCount)) {
+			return fmt.Errorf("%w: a rows event with row data but no column in its image", ErrCorruptEvent)
+		}
+		if decode != nil {
+			return decode(re, data)
+		}
+		return re.DecodeData(pos, data)
+	}
+}
+
+func anyBitSet(bitmap []byte, n int) bool {
+	for i := 0; i < n && i/8 < len(bitmap); i++ {
+		if bitmap[i/8]&(1<<(i%8)) != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // A stream reads and decodes ahead on its own goroutine, as go-mysql's
@@ -223,7 +251,7 @@ func (st *dirStream) next(ctx context.Context) (*replication.BinlogEvent, error)
 		if len(st.queue) > 0 {
 			raw := st.queue[0]
 			st.queue = st.queue[1:]
-			ev, err := st.parser.Parse(raw)
+			ev, err := parseEvent(st.parser, raw)
 			if err != nil {
 				return st.fail(&FileError{Path: st.src.path(st.name), Err: err})
 			}
@@ -312,7 +340,7 @@ func (st *dirStream) event(raw []byte, off uint64) (*replication.BinlogEvent, er
 			return nil, nil
 		}
 	}
-	ev, err := st.parser.Parse(raw)
+	ev, err := parseEvent(st.parser, raw)
 	if err != nil {
 		return nil, &FileError{Path: st.r.path, Offset: off, Err: err}
 	}
@@ -411,7 +439,7 @@ func (st *dirStream) wait(ctx context.Context) (*replication.BinlogEvent, error)
 	} else if now.Sub(st.idleSince) >= st.src.cfg.HeartbeatPeriod && !st.needHead && len(st.queue) == 0 {
 		st.idleSince = now
 		hb := encodeArtificial(replication.HEARTBEAT_EVENT, uint32(st.r.off), nil, st.name, st.crc)
-		ev, err := st.parser.Parse(hb)
+		ev, err := parseEvent(st.parser, hb)
 		if err != nil {
 			return st.fail(err)
 		}
