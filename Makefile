@@ -18,7 +18,9 @@ test: lint
 test-short:
 	$(GO) test -count=1 ./...
 
+# gofmt, go vet, and no committed build outputs (ELF binaries, files over 1 MiB).
 lint:
+	@bash .ci/check-committed-files
 	@out=$$(gofmt -l . | grep -v '^vendor/'); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 

@@ -84,6 +84,17 @@ func (a *ArchiveSource) Probe(ctx context.Context) (ServerState, error) {
 	return p.Probe(ctx)
 }
 
+var _ SchemaSnapshotter = (*ArchiveSource)(nil)
+
+// SchemaSnapshot is the live server's (for SchemaConfig.Snapshot).
+func (a *ArchiveSource) SchemaSnapshot(ctx context.Context, databases []string) (*SchemaSnapshot, error) {
+	sn, ok := a.cfg.Live.(SchemaSnapshotter)
+	if !ok {
+		return nil, fmt.Errorf("binlogstream: the live source (%T) cannot read a schema snapshot", a.cfg.Live)
+	}
+	return sn.SchemaSnapshot(ctx, databases)
+}
+
 // Oldest is the first file of the archive and the server together.
 func (a *ArchiveSource) Oldest(ctx context.Context) (string, error) {
 	live, err := a.cfg.Lister.BinaryLogs(ctx)

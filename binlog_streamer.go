@@ -33,6 +33,12 @@ type Event struct {
 	// this rows event because they were delivered before a resume (see
 	// ResumeAfterRows). Rows holds only the changes not delivered yet.
 	SkippedRows int
+	// Table describes the table of a Table_map or rows event as of this
+	// event's position (nil for other events): column names, declared
+	// types and primary key when they can be proven (Table.Known), else
+	// the Table_map's column types and why the names are unknown. One
+	// *Table is shared by every event of one table version.
+	Table *Table
 
 	before ResumePosition
 
@@ -79,7 +85,23 @@ func (e *Event) ResumeAfterRows(n int) ResumePosition {
 // the listener's own copy, to keep as long as it likes: an Event is a value
 // (positions, and a pointer to go-mysql's decoded event, which is never
 // reused), so passing it costs a copy, not an allocation per event.
+//
+// Stopping: cancelling Run's context is a graceful stop. The event being
+// delivered finishes: ctx, the listener's context, is not cancelled with
+// Run's but Config.StopGrace (default 30 s) later, the hard deadline, or at
+// once by Close. No event is delivered after Run's context is done. Run
+// then returns its context's error if the listener acknowledged the event
+// (nil), and the *ListenerError if it failed, the cancellation of its own
+// ctx included (it matches context.Canceled too), so a failure is never
+// swallowed and the event is delivered again after a resume.
 type Listener func(ctx context.Context, ev Event) error
+
+// DefaultReconnectAttempts is Config.MaxReconnectAttempts when it is 0
+// and there is no failover: with the default backoff (100 ms doubling to
+// 5 s) the streamer waits 56 s in all before it gives up, which outlasts an
+// ordinary server restart with crash recovery (the old default, 5, gave up
+// after 3.1 s).
+const DefaultReconnectAttempts = 16
 
 // Config configures a BinlogStreamer.
 type Config struct {
@@ -90,7 +112,8 @@ type Config struct {
 	Start ResumePosition
 
 	// MaxReconnectAttempts bounds consecutive failed reconnects after a
-	// dropped connection. 0 means the default (5); negative means no
+	// dropped connection. 0 means the default, DefaultReconnectAttempts
+	// (about a minute with the default backoff); negative means no
 	// reconnects at all.
 	MaxReconnectAttempts int
 	// ReconnectBackoff is the first wait between reconnects; it doubles up
@@ -102,6 +125,16 @@ type Config struct {
 	// once MaxReconnectAttempts reconnects to the current server failed
 	// (the default bound is then 3). See FailoverConfig.
 	Failover *FailoverConfig
+
+	// StopGrace is how long a listener may still take over the event it
+	// is handling once Run's context is done, before the listener's context
+	// is cancelled too (see Listener). 0 means 30 s; negative means none.
+	StopGrace time.Duration
+
+	// Schema configures the schema history behind Event.Table. Nil keeps
+	// the history in memory: names come from FULL row metadata and from
+	// the CREATE statements the stream itself reads. See SchemaConfig.
+	Schema *SchemaConfig
 
 	// Logger receives the streamer's log lines. Nil means silent.
 	Logger logrus.FieldLogger
@@ -126,7 +159,7 @@ func (c *Config) validate() error {
 	case c.MaxReconnectAttempts == 0 && c.Failover != nil:
 		c.MaxReconnectAttempts = 3
 	case c.MaxReconnectAttempts == 0:
-		c.MaxReconnectAttempts = 5
+		c.MaxReconnectAttempts = DefaultReconnectAttempts
 	case c.MaxReconnectAttempts < 0:
 		c.MaxReconnectAttempts = 0
 	}
@@ -142,8 +175,14 @@ func (c *Config) validate() error {
 	if c.MaxReconnectBackoff < c.ReconnectBackoff {
 		c.MaxReconnectBackoff = c.ReconnectBackoff
 	}
+	if c.StopGrace == 0 {
+		c.StopGrace = 30 * time.Second
+	}
 	if c.Logger == nil {
 		c.Logger = discardLogger()
+	}
+	if c.Schema == nil {
+		c.Schema = &SchemaConfig{}
 	}
 	return nil
 }
@@ -154,14 +193,33 @@ func discardLogger() logrus.FieldLogger {
 	return l
 }
 
-// Stats are counters read while the streamer runs.
+// Stats are counters read while the streamer runs. Each counts one thing,
+// over the streamer's life (every Run):
 type Stats struct {
-	Delivered  uint64        // events handed to the listeners and acknowledged
-	Dropped    uint64        // replayed events dropped after a resume or reconnect
-	Reconnects uint64        // dumps opened after the first one
-	Failovers  uint64        // moves to another server
-	Lag        time.Duration // now minus the last event's timestamp; 0 after a heartbeat
-	Position   ResumePosition
+	// Delivered counts events every listener acknowledged (the inner
+	// events of a Transaction_payload one each).
+	Delivered uint64
+	// DroppedAtStart counts replayed events dropped by the first dump of a
+	// Run: the ones its start position says were delivered before.
+	DroppedAtStart uint64
+	// DroppedAfterReconnect counts replayed events dropped by the dumps
+	// opened after a lost connection (reconnects and failovers): the ones
+	// this streamer had delivered before the connection was lost.
+	DroppedAfterReconnect uint64
+	// ReconnectAttempts counts tries to open a dump after a lost
+	// connection or a failed try, failed ones included.
+	ReconnectAttempts uint64
+	// Reconnects counts dumps opened after a lost connection, on the same
+	// server or, after a failover, on the new one (a Run's first dump is
+	// not one, however many tries it took).
+	Reconnects uint64
+	// Failovers counts moves to another server.
+	Failovers uint64
+	// Lag is now minus the last delivered event's timestamp; 0 after a
+	// heartbeat (the server had nothing more to send).
+	Lag time.Duration
+	// Position is ResumePosition().
+	Position ResumePosition
 }
 
 // BinlogStreamer streams a binlog to listeners with exactly-once delivery
@@ -177,6 +235,10 @@ type BinlogStreamer struct {
 	running bool
 	closed  bool
 	cancel  context.CancelFunc
+	// lctx is the listeners' context during a Run: cancelled StopGrace
+	// after Run's, or at once by Close (lcancel).
+	lctx    context.Context
+	lcancel context.CancelFunc
 	done    chan struct{}
 	// lastRunErr is what the last Run returned, for FlushAndStop.
 	lastRunErr      error
@@ -190,8 +252,17 @@ type BinlogStreamer struct {
 	stopSet mysql.GTIDSet
 	stopPos Position
 
-	dropped, reconnects, failovers atomic.Uint64
-	hasStop                        atomic.Bool
+	droppedAtStart, droppedAfterReconnect atomic.Uint64
+	reconnectAttempts, reconnects         atomic.Uint64
+	failovers                             atomic.Uint64
+	hasStop                               atomic.Bool
+
+	// Run's goroutine only: the schema history's records (loaded and
+	// appended) and the tracker of the current dump.
+	schema    schemaLog
+	sch       *schemaTracker
+	schemaOff bool // no schema tracking (the prescan's streamer, benchmarks)
+	ddlOnly   bool // the prescan's streamer: rows events may come undecoded
 }
 
 // NewBinlogStreamer validates cfg and returns a streamer ready to Run.
@@ -225,12 +296,14 @@ func (s *BinlogStreamer) Stats() Stats {
 	pos, delivered, ts := s.resume, s.delivered, s.lastTS
 	s.mu.Unlock()
 	return Stats{
-		Delivered:  delivered,
-		Dropped:    s.dropped.Load(),
-		Reconnects: s.reconnects.Load(),
-		Failovers:  s.failovers.Load(),
-		Lag:        lagSince(ts),
-		Position:   pos,
+		Delivered:             delivered,
+		DroppedAtStart:        s.droppedAtStart.Load(),
+		DroppedAfterReconnect: s.droppedAfterReconnect.Load(),
+		ReconnectAttempts:     s.reconnectAttempts.Load(),
+		Reconnects:            s.reconnects.Load(),
+		Failovers:             s.failovers.Load(),
+		Lag:                   lagSince(ts),
+		Position:              pos,
 	}
 }
 
@@ -242,14 +315,16 @@ func lagSince(ts int64) time.Duration {
 }
 
 // Close stops a running Run (which then returns ErrClosed) and waits for
-// it to finish. It is safe to call more than once and from any goroutine.
+// it to finish; unlike cancelling Run's context, it cancels the listener's
+// context at once. It is safe to call more than once and from any goroutine.
 func (s *BinlogStreamer) Close() error {
 	s.mu.Lock()
 	s.closed = true
-	cancel, done, st := s.cancel, s.done, s.stream
+	cancel, lcancel, done, st := s.cancel, s.lcancel, s.done, s.stream
 	s.mu.Unlock()
 	if cancel != nil {
 		cancel()
+		lcancel() // the hard stop: listeners too
 	}
 	if st != nil {
 		_ = st.Close()
@@ -275,33 +350,67 @@ func (s *BinlogStreamer) Run(ctx context.Context) error {
 		return ErrAlreadyRunning
 	}
 	runCtx, cancel := context.WithCancel(ctx)
+	lctx, lcancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.running, s.cancel, s.done = true, cancel, make(chan struct{})
+	s.lctx, s.lcancel = lctx, lcancel
 	listeners := append([]Listener(nil), s.listeners...)
 	s.mu.Unlock()
+	go graceTimer(runCtx, lctx, lcancel, s.cfg.StopGrace)
 
-	err := s.run(runCtx, listeners)
+	var err error
+	if !s.schemaOff {
+		err = s.schema.open(runCtx, &s.cfg, s.source(), s.ResumePosition())
+	}
+	if err == nil {
+		err = s.run(runCtx, listeners)
+	}
 	cancel()
+	lcancel()
 
 	s.mu.Lock()
 	closed := s.closed
 	switch {
 	case s.stoppedAtTarget && ctx.Err() == nil && !closed:
 		err = nil // cancelled by stopIfReached: the target is delivered
-	case err != nil && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+	case err != nil && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) &&
+		!errors.As(err, new(*ListenerError)):
 		err = ctx.Err()
 	case closed && err != nil && runCtx.Err() != nil:
 		err = ErrClosed
 	}
 	s.running, s.cancel, s.lastRunErr, s.stoppedAtTarget = false, nil, err, false
+	s.lctx, s.lcancel = nil, nil
 	close(s.done)
 	s.done = nil
 	s.mu.Unlock()
 	return err
 }
 
+// graceTimer cancels the listeners' context grace after Run's context is
+// done (at once when grace is negative); it returns when lctx is done.
+func graceTimer(runCtx, lctx context.Context, lcancel context.CancelFunc, grace time.Duration) {
+	select {
+	case <-runCtx.Done():
+	case <-lctx.Done():
+		return
+	}
+	if grace < 0 {
+		lcancel()
+		return
+	}
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		lcancel()
+	case <-lctx.Done():
+	}
+}
+
 func (s *BinlogStreamer) run(ctx context.Context, listeners []Listener) error {
 	log := s.cfg.Logger
-	failures := 0 // consecutive failed connections
+	failures := 0   // consecutive failed connections
+	dumped := false // a dump was opened: the next one is a reconnect
 	var lastErr error
 	for opened := 0; ; opened++ {
 		if err := ctx.Err(); err != nil {
@@ -337,10 +446,10 @@ func (s *BinlogStreamer) run(ctx context.Context, listeners []Listener) error {
 			}
 		}
 		if opened > 0 {
-			s.reconnects.Add(1)
+			s.reconnectAttempts.Add(1)
 		}
 		before := s.ResumePosition()
-		err := s.streamOnce(ctx, listeners)
+		err := s.streamOnce(ctx, listeners, &dumped)
 		// Progress is a resume position that moved: replayed events
 		// dropped without moving it do not reset the attempt count, so a
 		// server that keeps cutting the replay cannot loop us forever.
@@ -349,6 +458,9 @@ func (s *BinlogStreamer) run(ctx context.Context, listeners []Listener) error {
 			return nil
 		}
 		if ctx.Err() != nil {
+			if errors.As(err, new(*ListenerError)) {
+				return err // a failure during a graceful stop is not swallowed
+			}
 			return ctx.Err()
 		}
 		if !IsRetryable(err) {
@@ -371,9 +483,15 @@ func backoff(base, maxWait time.Duration, n int) time.Duration {
 }
 
 // streamOnce opens one dump at the safe point and streams until an error
-// (nil: the stop target was reached).
-func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener) (err error) {
+// (nil: the stop target was reached). *dumped says a dump of this Run was
+// opened before (this one is then a reconnect); it is set once this one is.
+func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener, dumped *bool) (err error) {
 	from := s.ResumePosition()
+	if !s.schemaOff {
+		if s.sch, err = s.schema.trackerAt(from); err != nil {
+			return err
+		}
+	}
 	var tr eventTracker
 	var st Stream
 	src := s.source()
@@ -411,6 +529,12 @@ func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener) (
 	}
 	s.stream = st
 	s.mu.Unlock()
+	dropped := &s.droppedAtStart
+	if *dumped {
+		s.reconnects.Add(1)
+		dropped = &s.droppedAfterReconnect
+	}
+	*dumped = true
 	defer func() {
 		s.mu.Lock()
 		s.stream = nil
@@ -427,6 +551,9 @@ func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener) (
 		if err != nil {
 			return s.classify(from, err)
 		}
+		if be.Header.EventType == replication.FORMAT_DESCRIPTION_EVENT && s.sch != nil {
+			s.sch.formatDescription(be)
+		}
 		if err := tr.observe(be, &d); err != nil {
 			return err
 		}
@@ -442,7 +569,10 @@ func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener) (
 			}
 			continue
 		case actDrop:
-			s.dropped.Add(1)
+			if _, err := s.observeSchema(be, &d); err != nil {
+				return err
+			}
+			dropped.Add(1)
 			s.setResume(d.after)
 			continue
 		case actExpand:
@@ -451,7 +581,7 @@ func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener) (
 				if err := gt.observeInner(inner, &di); err != nil {
 					return err
 				}
-				if err := s.handle(ctx, listeners, inner, &di, &from); err != nil {
+				if err := s.handle(ctx, listeners, inner, &di, &from, dropped); err != nil {
 					return err
 				}
 			}
@@ -461,10 +591,10 @@ func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener) (
 			continue
 		}
 		if pe, ok := be.Event.(*replication.TransactionPayloadEvent); ok && len(pe.Events) > 0 {
-			if err := s.deliverPayload(ctx, listeners, pe, &d, &di, &from); err != nil {
+			if err := s.deliverPayload(ctx, listeners, pe, &d, &di, &from, dropped); err != nil {
 				return err
 			}
-		} else if err := s.handle(ctx, listeners, be, &d, &from); err != nil {
+		} else if err := s.handle(ctx, listeners, be, &d, &from, dropped); err != nil {
 			return err
 		}
 		if s.reachedStop() {
@@ -478,8 +608,13 @@ func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener) (
 // their resume positions count inner events (Inner) past its start.
 // di is the caller's scratch decision for the inner events.
 func (s *BinlogStreamer) deliverPayload(ctx context.Context, listeners []Listener, pe *replication.TransactionPayloadEvent,
-	d, di *decision, from *ResumePosition) error {
+	d, di *decision, from *ResumePosition, dropped *atomic.Uint64) error {
 	n := len(pe.Events)
+	for i := range int(d.skipInner) { // delivered before the resume: their Table_maps still count
+		if _, err := s.observeSchema(pe.Events[i], d); err != nil {
+			return err
+		}
+	}
 	for i := int(d.skipInner); i < n; i++ {
 		before := d.before
 		before.Streamed, before.Inner, before.Rows, before.inRowsStmt = d.start, uint32(i), 0, false
@@ -495,39 +630,51 @@ func (s *BinlogStreamer) deliverPayload(ctx context.Context, listeners []Listene
 		if i == int(d.skipInner) {
 			di.skipRows = d.skipRows
 		}
-		if err := s.handle(ctx, listeners, pe.Events[i], di, from); err != nil {
+		if err := s.handle(ctx, listeners, pe.Events[i], di, from, dropped); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// handle drops or delivers one event as d says.
-func (s *BinlogStreamer) handle(ctx context.Context, listeners []Listener, be *replication.BinlogEvent, d *decision, from *ResumePosition) error {
+// handle drops (counting in dropped) or delivers one event as d says.
+func (s *BinlogStreamer) handle(ctx context.Context, listeners []Listener, be *replication.BinlogEvent, d *decision,
+	from *ResumePosition, dropped *atomic.Uint64) error {
 	switch d.action {
 	case actIgnore:
 		return nil
 	case actDrop:
-		s.dropped.Add(1)
+		if _, err := s.observeSchema(be, d); err != nil {
+			return err
+		}
+		dropped.Add(1)
 		s.setResume(d.after)
 		return nil
 	}
-	if re, ok := be.Event.(*replication.RowsEvent); ok && re.Rows == nil && isRowsEvent(be.Header.EventType) {
+	table, err := s.observeSchema(be, d)
+	if err != nil {
+		return err
+	}
+	if re, ok := be.Event.(*replication.RowsEvent); ok && re.Rows == nil && isRowsEvent(be.Header.EventType) && !s.ddlOnly {
 		// SkipReplayedRows left it undecoded: it should have been dropped.
 		return positionError("rows event at %s-%s was skipped as replayed but is not before the streamed position %s",
 			d.start, d.end, from.Streamed)
 	}
-	ev := Event{BinlogEvent: be, Start: d.start, End: d.end, GTID: d.gtid, Resume: d.after, before: d.before}
+	ev := Event{BinlogEvent: be, Start: d.start, End: d.end, GTID: d.gtid, Resume: d.after, before: d.before, Table: table}
 	if d.skipRows > 0 {
 		re := be.Event.(*replication.RowsEvent)
-		re.Rows = re.Rows[int(d.skipRows)*rowsPerChange(be.Header.EventType):]
+		k := int(d.skipRows) * rowsPerChange(be.Header.EventType)
+		if len(re.SkippedColumns) == len(re.Rows) { // a MINIMAL/NOBLOB image's columns left out, per row
+			re.SkippedColumns = re.SkippedColumns[k:]
+		}
+		re.Rows = re.Rows[k:]
 		ev.SkippedRows = int(d.skipRows)
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	for _, l := range listeners {
-		if err := l(ctx, ev); err != nil {
+		if err := l(s.lctx, ev); err != nil {
 			return &ListenerError{Position: d.end, Err: err}
 		}
 	}
@@ -689,11 +836,16 @@ func (s *BinlogStreamer) classify(from ResumePosition, err error) error {
 	}
 	var me *mysql.MyError
 	if errors.As(err, &me) && !IsRetryable(err) {
-		return &ServerError{Start: from.Safe, From: from, Err: me}
+		se := &ServerError{Start: from.Safe, From: from, Err: me}
+		var he *hintError
+		if errors.As(err, &he) {
+			se.hint = he.hint
+		}
+		return se
 	}
 	var ee *replication.EventError
 	if errors.As(err, &ee) {
-		return &DecodeError{Start: from.Safe, From: from, Err: err}
+		return newDecodeError(from, err)
 	}
 	return err
 }

@@ -280,6 +280,15 @@ func TestNaiveResumeFails(t *testing.T) {
 			require.ErrorAs(t, r.err, &ee)
 			assert.Contains(t, ee.Err, "invalid table id")
 			assert.Contains(t, ee.Err, "no corresponding table map event")
+			// The message says why, briefly; the bytes are on the error value.
+			assert.Equal(t, ee.Err, de.Reason)
+			assert.Equal(t, ee.Data, de.Data)
+			assert.NotEmpty(t, de.Data)
+			assert.Equal(t, uint32(fourth.End)+uint32(fourth.End-fourth.Start), de.Header.LogPos, "the next rows event")
+			assert.Contains(t, de.Error(), "cannot decode the "+de.Header.EventType.String()+" event ending at offset")
+			assert.Contains(t, de.Error(), "no corresponding table map event")
+			assert.NotContains(t, de.Error(), "Data")
+			assert.Less(t, len(de.Error()), 300, de.Error())
 			assert.Equal(t, 0, r.events)
 			assert.False(t, binlogstream.IsRetryable(r.err))
 
@@ -452,7 +461,7 @@ func TestCrashAtEveryEventLarge(t *testing.T) {
 				require.Equal(t, full.entries[full.first[k]:end], r.entries, "resume after event %d", k)
 				require.Equal(t, full.tokens[k:k+w], r.tokens, "tokens after resuming after event %d", k)
 				if strings.Contains(sc.name, "10k") {
-					require.LessOrEqual(t, r.stats.Dropped, uint64(2), "a resume replays at most the in-flight statement")
+					require.LessOrEqual(t, r.stats.DroppedAtStart, uint64(2), "a resume replays at most the in-flight statement")
 				}
 			}
 		})

@@ -49,7 +49,10 @@
 // matching ErrResumeMismatch rather than guess.
 //
 // A listener error stops Run with a *ListenerError; that event does not
-// count as streamed. A dropped connection is reconnected by the streamer
+// count as streamed. Cancelling Run's context is a graceful stop: the event
+// being delivered finishes with a listener context that is cancelled only
+// Config.StopGrace later (or by Close), and Run reports a listener failure
+// rather than the cancellation (see Listener). A dropped connection is reconnected by the streamer
 // itself, from its own safe point, with the same dropping rule (go-mysql's
 // own retry is turned off), at most MaxReconnectAttempts times in a row
 // with exponential backoff, then Run returns a *ReconnectError. Server
@@ -70,6 +73,57 @@
 // GTID mode (StartAtGTID) keeps the same contract with positions that are
 // valid on every server of a replication topology; see ResumePosition and
 // FailoverConfig.
+//
+// # The table of each row
+//
+// Event.Table describes the table of every Table_map and rows event as of
+// that event's binlog position: schema, name, and per column the name,
+// the declared type ("int unsigned", "varchar(40)", "decimal(10,2)",
+// "enum('a','b')"), charset and collation, ENUM/SET members, nullability,
+// and the primary key. Every event of one table version shares one
+// *Table. It comes from, in order:
+//
+//   - the Table_map itself, when the server logs column names
+//     (binlog_row_metadata=FULL, MySQL 8.0.1+ and MariaDB 10.5+): exact,
+//     Source SchemaFromBinlog;
+//   - otherwise (MINIMAL, or NO_LOG, MariaDB 10.11's default) the schema
+//     history, Source SchemaFromHistory: a snapshot of information_schema
+//     placed at a binlog position (SchemaConfig.Snapshot), advanced by
+//     every DDL statement of the binlog in binlog order (CREATE, ALTER,
+//     DROP, RENAME, TRUNCATE TABLE, CREATE TABLE ... LIKE, MariaDB's CREATE
+//     OR REPLACE, CREATE/ALTER/DROP DATABASE, the statement's default
+//     database), parsed with the TiDB parser go-mysql depends on. A table
+//     created in the streamed binlog is known from its CREATE without a
+//     snapshot. A snapshot newer than the stream's start is valid from the
+//     start for the tables no DDL touches in between (the binlog in
+//     between is read once to find out);
+//   - nothing: Source SchemaUnknown, no names, Table.Unknown says why, and
+//     the columns carry what the Table_map does (types, nullability, and
+//     signedness and charsets under MINIMAL). Values stay positional.
+//     This is the case for a DDL statement the parser cannot read (MariaDB
+//     types such as UUID or INET6 in a CREATE, system versioning, ...):
+//     its tables become unknown rather than stale.
+//
+// Every Table_map is checked against the history: column count, each
+// column's type code and the metadata its declared type fixes (DECIMAL
+// precision and scale, fractional digits, BIT length, BLOB size, string
+// lengths where the charset is known), and under MINIMAL signedness and
+// charset. A mismatch means the table changed without the binlog saying
+// so (SET sql_log_bin=0, a restored backup, a lost history record, a
+// token from another topology): Run stops with a *SchemaMismatchError
+// naming the table, position and difference, and no row of that
+// Table_map is delivered. A column renamed with the same type and count is
+// the one change such a check cannot see; FULL metadata has no such gap.
+//
+// The history is persisted through SchemaConfig.Store (NewFileSchemaStore:
+// one checksummed line per record, fsynced): a DDL statement's record is
+// durable before its event is delivered, and a record already stored is
+// not stored again, so a crash between the two neither loses nor repeats
+// it. A streamer started from a token rebuilds the history as of that
+// token (the newest snapshot at or before it, then the DDL records up to
+// it; in GTID mode by GTID, so after a failover too) and never reads the
+// live schema for a position in the past. Without a Store the history
+// lives as long as the streamer.
 //
 // # Events and memory
 //

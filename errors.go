@@ -61,18 +61,40 @@ func (e *ListenerError) Unwrap() error { return e.Err }
 
 // DecodeError wraps an event that go-mysql could not decode. It usually
 // means the dump started inside a statement (after its Table_map), which a
-// ResumePosition from this package never does, or a corrupt binlog.
+// ResumePosition from this package never does, or a corrupt binlog. Its
+// message is go-mysql's reason; the event's bytes are in Data, not in the
+// message.
 type DecodeError struct {
-	Start Position       // the dump's start (file mode)
-	From  ResumePosition // the position the dump was opened for
-	Err   error
+	Start  Position       // the dump's start (file mode)
+	From   ResumePosition // the position the dump was opened for
+	Header replication.EventHeader
+	Data   []byte // the event's body as go-mysql read it
+	Reason string // go-mysql's reason, e.g. "invalid table id 5, no corresponding table map event"
+	Err    error  // go-mysql's error (a *replication.EventError inside)
+}
+
+func newDecodeError(from ResumePosition, err error) *DecodeError {
+	e := &DecodeError{Start: from.Safe, From: from, Err: err, Reason: err.Error()}
+	var ee *replication.EventError
+	if errors.As(err, &ee) {
+		e.Reason, e.Data = ee.Err, ee.Data
+		if ee.Header != nil {
+			e.Header = *ee.Header
+		}
+	}
+	return e
 }
 
 func (e *DecodeError) Error() string {
-	if e.From.IsGTID() {
-		return fmt.Sprintf("binlogstream: cannot decode the binlog (dump from %s): %v", e.From.describe(), e.Err)
+	what := "an event"
+	if e.Header.EventType != 0 {
+		what = fmt.Sprintf("the %s event ending at offset %d", e.Header.EventType, e.Header.LogPos)
 	}
-	return fmt.Sprintf("binlogstream: cannot decode the binlog (dump started at %s; a start inside a statement, after its Table_map, fails like this): %v", e.Start, e.Err)
+	if e.From.IsGTID() {
+		return fmt.Sprintf("binlogstream: cannot decode %s (dump from %s): %s", what, e.From.describe(), e.Reason)
+	}
+	return fmt.Sprintf("binlogstream: cannot decode %s (dump started at %s; a start inside a statement, after its Table_map, fails like this): %s",
+		what, e.Start, e.Reason)
 }
 
 func (e *DecodeError) Unwrap() error { return e.Err }
@@ -83,13 +105,18 @@ type ServerError struct {
 	Start Position       // the dump's start (file mode)
 	From  ResumePosition // the position the dump was opened for
 	Err   *mysql.MyError
+	hint  string // what the user may do about it, when known
 }
 
 func (e *ServerError) Error() string {
-	if e.From.IsGTID() {
-		return fmt.Sprintf("binlogstream: server refused the dump from %s: %v", e.From.describe(), e.Err)
+	hint := ""
+	if e.hint != "" {
+		hint = "; " + e.hint
 	}
-	return fmt.Sprintf("binlogstream: server refused the dump at %s: %v", e.Start, e.Err)
+	if e.From.IsGTID() {
+		return fmt.Sprintf("binlogstream: server refused the dump from %s: %v%s", e.From.describe(), e.Err, hint)
+	}
+	return fmt.Sprintf("binlogstream: server refused the dump at %s: %v%s", e.Start, e.Err, hint)
 }
 
 func (e *ServerError) Unwrap() error { return e.Err }

@@ -82,6 +82,67 @@ func Example_resumeAfterCrash() {
 	// insert 2
 }
 
+// A listener reaches the rows through ev.Event, go-mysql's decoded body.
+// An update carries (before, after) pairs; RowChanges and ResumeAfterRows
+// count pairs. Only the events that change something need their token
+// persisted.
+func Example_readRows() {
+	users := th.Table{ID: 7, Schema: "app", Name: "users", Columns: []th.Column{{Name: "id", Type: th.Int}, {Name: "name", Type: th.Varchar(20)}}}
+	bl := th.NewBuilder(th.MySQL).
+		Txn(func(t *th.Txn) { t.Insert(users, th.Row{int32(1), "ann"}, th.Row{int32(2), "bob"}) }).
+		Txn(func(t *th.Txn) {
+			t.Update(users, th.Row{int32(1), "ann"}, th.Row{int32(1), "anna"}, th.Row{int32(2), "bob"}, th.Row{int32(2), "rob"})
+		}).Build()
+	s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: th.NewFakeSource(bl),
+		Start: binlogstream.StartAt(binlogstream.Position{File: "mysql-bin.000001", Offset: 4})})
+	if err != nil {
+		fmt.Println("error:", err)
+		return
+	}
+	defer s.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	tokens, commits := 0, 0
+	s.AddListener(func(_ context.Context, ev binlogstream.Event) error {
+		switch e := ev.Event.(type) {
+		case *replication.RowsEvent:
+			kind := binlogstream.RowKind(ev.Header.EventType)
+			if kind == "" {
+				return nil
+			}
+			fmt.Printf("%s %s.%s, %d changes\n", kind, e.Table.Schema, e.Table.Table, binlogstream.RowChanges(ev.BinlogEvent))
+			if kind == "update" {
+				for i := 0; i+1 < len(e.Rows); i += 2 {
+					fmt.Println("  ", e.Rows[i], "->", e.Rows[i+1])
+				}
+			} else {
+				for _, row := range e.Rows {
+					fmt.Println("  ", row)
+				}
+			}
+			tokens++ // persist ev.Resume.String() with the rows
+		case *replication.XIDEvent:
+			tokens++ // and at each commit
+			if commits++; commits == 2 {
+				cancel() // the end of this example's binlog
+			}
+		}
+		return nil
+	})
+	if err := s.Run(ctx); !errors.Is(err, context.Canceled) {
+		fmt.Println("error:", err)
+	}
+	fmt.Println("tokens persisted:", tokens)
+	// Output:
+	// insert app.users, 2 changes
+	//    [1 ann]
+	//    [2 bob]
+	// update app.users, 2 changes
+	//    [1 ann] -> [1 anna]
+	//    [2 bob] -> [2 rob]
+	// tokens persisted: 4
+}
+
 // Binlog files in a directory (a server's, a copy, or an archive) stream
 // like the server's dump: the same events, positions and tokens.
 // StopAtCurrent stops at the end of the last complete event; without it

@@ -33,3 +33,7 @@ func (t *gtidTracker) Observe(ev *replication.BinlogEvent) (action string, start
 	}
 	return [...]string{"ignore", "drop", "deliver"}[d.action], d.start, d.end, d.after, nil
 }
+
+// DisableSchema turns schema tracking off, for benchmarks that measure
+// what it costs.
+func DisableSchema(s *BinlogStreamer) { s.schemaOff = true }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"strconv"
 	"strings"
 	"time"
 
@@ -285,15 +283,12 @@ func (s *BinlogStreamer) validate(ctx context.Context, c Candidate, pos ResumePo
 	return ValidateCandidate(c.Name, st, pos, target)
 }
 
-// connect opens a short-lived connection that ctx closes; done releases it.
+// connect opens a short-lived query connection (TLS as the DSN says) that
+// ctx closes; done releases it.
 func (s *SyncerSource) connect(ctx context.Context) (conn *client.Conn, done func(), err error) {
-	addr := net.JoinHostPort(s.cfg.Host, strconv.Itoa(int(s.cfg.Port)))
-	conn, err = client.ConnectWithContext(ctx, addr, s.cfg.User, s.cfg.Password, "", 10*time.Second, func(c *client.Conn) error {
-		c.SetTLSConfig(s.cfg.TLSConfig)
-		return nil
-	})
+	conn, err = connectQuery(ctx, s.cfg.DSN, s.cfg.TLSConfig, s.cfg.tlsPreferred)
 	if err != nil {
-		return nil, nil, fmt.Errorf("connect to %s: %w", s.cfg.DSN, scrubError(err, s.cfg.Password))
+		return nil, nil, err
 	}
 	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
 	return conn, func() { stop(); _ = conn.Close() }, nil

@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
+	"github.com/sirupsen/logrus"
+	logtest "github.com/sirupsen/logrus/hooks/test"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -22,7 +25,13 @@ import (
 
 func itSource(t *testing.T, s *mariadb.Server) binlogstream.Source {
 	t.Helper()
+	return itSourceLogged(t, s, nil)
+}
+
+func itSourceLogged(t *testing.T, s *mariadb.Server, log logrus.FieldLogger) binlogstream.Source {
+	t.Helper()
 	src, err := binlogstream.NewSyncerSource(binlogstream.SyncerConfig{
+		Logger:   log,
 		DSN:      binlogstream.DSN{User: s.ReplUser(), Password: s.ReplPassword(), Host: s.Host(), Port: uint16(s.Port())},
 		ServerID: 1001, Flavor: mysql.MariaDBFlavor,
 		// Short, so a connection to a killed server is noticed at once.
@@ -166,7 +175,7 @@ func TestIntegrationSeed001(t *testing.T) {
 	rest := itStream(t, src, reparse(t, tok), target, cfg, nil)
 	require.NoError(t, rest.err)
 	assert.Equal(t, full.entries, append(first.entries, rest.entries...), "every row exactly once")
-	assert.Positive(t, rest.stats.Dropped)
+	assert.Positive(t, rest.stats.DroppedAtStart)
 
 	// Negative control: the naive position is refused by go-mysql.
 	naive := itStream(t, src, binlogstream.StartAt(binlogstream.Position{File: from.File, Offset: third.EndLogPos}), target, cfg, nil)
@@ -261,7 +270,9 @@ func TestIntegrationServerRestart(t *testing.T) {
 	s := mariadb.Start(t, mariadb.Options{BinlogRowEventMaxSize: 1024})
 	s.Exec(t, "CREATE DATABASE d", "CREATE TABLE d.t (id INT PRIMARY KEY, v VARCHAR(200))")
 	start := binlogstream.StartAt(masterPos(t, s))
-	src := itSource(t, s)
+	log, hook := logtest.NewNullLogger()
+	log.SetLevel(logrus.DebugLevel)
+	src := itSourceLogged(t, s, log)
 	cfg := binlogstream.Config{MaxReconnectAttempts: 100, ReconnectBackoff: 50 * time.Millisecond, MaxReconnectBackoff: 200 * time.Millisecond}
 
 	// The live streamer runs in the background, with no target.
@@ -341,12 +352,98 @@ func TestIntegrationServerRestart(t *testing.T) {
 	target := masterPos(t, s)
 	waitFor(target)
 	assert.Positive(t, live.Stats().Reconnects, "the streamer reconnected")
+	// go-mysql's lines on the reconnect path the source takes itself are
+	// at Debug: its retry is off on purpose, and closing a syncer whose
+	// dump thread was killed KILLs a thread that is gone (1094).
+	var killed bool
+	for _, e := range hook.AllEntries() {
+		if e.Message == "retry sync is disabled" || e.Message == "kill connection" {
+			assert.Equal(t, logrus.DebugLevel, e.Level, "%s %v", e.Message, e.Data)
+			killed = killed || e.Message == "kill connection"
+		}
+	}
+	assert.True(t, killed, "the KILL of a gone dump thread was logged (at Debug)")
 
 	// The same binlog, read in one go by a fresh streamer.
 	full := itStream(t, src, start, target, binlogstream.Config{}, nil)
 	require.NoError(t, full.err)
 	require.Len(t, full.entries, 5*(20+5+1), "the rows of five batches")
 	assert.Equal(t, full.entries, got, "exactly once across server restarts")
+}
+
+// TestIntegrationDefaultReconnectOutlastsRestart: with the default
+// reconnect settings a streamer survives a server SIGKILLed in the middle
+// of a large transaction and down for 8 s before its crash recovery (the
+// old default gave up after 3.1 s; a production server's recovery takes
+// longer than this test server's).
+func TestIntegrationDefaultReconnectOutlastsRestart(t *testing.T) {
+	mariadb.Require(t)
+	t.Parallel()
+	const down = 8 * time.Second
+	s := mariadb.Start(t, mariadb.Options{})
+	s.Exec(t, "CREATE DATABASE d", "CREATE TABLE d.t (id INT PRIMARY KEY, v VARCHAR(200))",
+		"CREATE TABLE d.big (id INT PRIMARY KEY, v VARCHAR(200))")
+	start := binlogstream.StartAt(masterPos(t, s))
+	src := itSource(t, s)
+	live, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: src, Start: start}) // default reconnects
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var got []string
+	live.AddListener(func(_ context.Context, ev binlogstream.Event) error {
+		mu.Lock()
+		got = append(got, itEntries(ev)...)
+		mu.Unlock()
+		return nil
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	runErr := make(chan error, 1)
+	go func() { runErr <- live.Run(ctx) }()
+	waitFor := func(target binlogstream.Position) {
+		t.Helper()
+		for live.ResumePosition().Streamed.Compare(target) < 0 {
+			select {
+			case err := <-runErr:
+				t.Fatalf("streamer stopped: %v", err)
+			case <-ctx.Done():
+				t.Fatalf("streamer stuck at %s, want %s", live.ResumePosition().Streamed, target)
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}
+	s.Exec(t, "USE d", "INSERT INTO t SELECT seq, 'before' FROM seq_1_to_10")
+	waitFor(masterPos(t, s))
+
+	// A large transaction in flight: the restart has to roll it back.
+	c := s.Conn(t, mariadb.AppUser)
+	go func() {
+		_, _ = c.Execute("USE d")
+		_, _ = c.Execute("INSERT INTO big SELECT seq, REPEAT('x', 200) FROM seq_1_to_5000000")
+	}()
+	time.Sleep(time.Second)
+	killed := time.Now()
+	s.Kill()
+	time.Sleep(down - time.Since(killed))
+	began := time.Now()
+	s.Restart(t)
+	t.Logf("mariadbd with crash recovery ready in %v; the server was down %v",
+		time.Since(began).Round(time.Millisecond), time.Since(killed).Round(time.Millisecond))
+	s.Exec(t, "USE d", "INSERT INTO t SELECT seq, 'after' FROM seq_11_to_20")
+	target := masterPos(t, s)
+	waitFor(target)
+	st := live.Stats()
+	t.Logf("reconnected after %d tries", st.ReconnectAttempts)
+	assert.Equal(t, uint64(1), st.Reconnects, "one dump opened after the lost connection")
+	assert.Greater(t, st.ReconnectAttempts, uint64(5), "more tries than the old default allowed")
+	cancel()
+	require.ErrorIs(t, <-runErr, context.Canceled)
+
+	full := itStream(t, src, start, target, binlogstream.Config{}, nil)
+	require.NoError(t, full.err)
+	require.Len(t, full.entries, 20, "twenty rows; the killed transaction is gone")
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, full.entries, got, "exactly once across the restart")
 }
 
 // TestIntegrationServerRefusals: a purged binlog and a position past the
@@ -386,4 +483,28 @@ func TestIntegrationServerRefusals(t *testing.T) {
 			assert.Less(t, time.Since(began), time.Second, "not retried with backoff")
 		})
 	}
+}
+
+// TestIntegrationUnixSocket: a unix(PATH) DSN streams and probes over the
+// server's socket.
+func TestIntegrationUnixSocket(t *testing.T) {
+	mariadb.Require(t)
+	t.Parallel()
+	s := mariadb.Start(t, mariadb.Options{})
+	start := binlogstream.StartAt(masterPos(t, s))
+	s.Exec(t, "CREATE DATABASE d", "CREATE TABLE d.t (id INT PRIMARY KEY)", "INSERT INTO d.t VALUES (1), (2)")
+	target := masterPos(t, s)
+	d, err := binlogstream.ParseDSN(s.ReplUser() + ":" + s.ReplPassword() + "@unix(" + s.SocketPath() + ")/d?charset=utf8mb4")
+	require.NoError(t, err)
+	src, err := binlogstream.NewSyncerSource(binlogstream.SyncerConfig{DSN: d, ServerID: 1001, Flavor: mysql.MariaDBFlavor})
+	require.NoError(t, err)
+	st, err := src.Probe(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, target, st.Binlog)
+	r := itStream(t, src, start, target, binlogstream.Config{}, nil)
+	require.NoError(t, r.err)
+	assert.Equal(t, []string{
+		"query CREATE DATABASE d gtid=0-1-1", "query CREATE TABLE d.t (id INT PRIMARY KEY) gtid=0-1-2",
+		"WriteRowsEventV1 d.t [[1]] gtid=0-1-3", "WriteRowsEventV1 d.t [[2]] gtid=0-1-3",
+	}, r.entries)
 }

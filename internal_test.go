@@ -6,12 +6,16 @@ package binlogstream
 import (
 	"fmt"
 	"hash/crc32"
+	"log/slog"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 	"github.com/google/uuid"
+	"github.com/sirupsen/logrus"
+	logtest "github.com/sirupsen/logrus/hooks/test"
 	"github.com/stretchr/testify/require"
 )
 
@@ -100,4 +104,45 @@ func TestTaggedGTIDText(t *testing.T) {
 	require.Equal(t, g, set.String())
 	require.Equal(t, sid.String()+":5", mysqlTaggedGTIDString(ev("", 5)))
 	require.Equal(t, "", mysqlTaggedGTIDString(ev("alpha", 0)))
+}
+
+// TestDefaultReconnectBudget: the default bound and backoff wait about a
+// minute in all, as DefaultReconnectAttempts and the README say.
+func TestDefaultReconnectBudget(t *testing.T) {
+	c := Config{Source: nopSource{}, Start: StartAt(Position{File: "f.000001", Offset: 4})}
+	require.NoError(t, c.validate())
+	require.Equal(t, DefaultReconnectAttempts, c.MaxReconnectAttempts)
+	var total time.Duration
+	for i := range c.MaxReconnectAttempts {
+		total += backoff(c.ReconnectBackoff, c.MaxReconnectBackoff, i)
+	}
+	require.Equal(t, 56300*time.Millisecond, total)
+}
+
+type nopSource struct{ Source }
+
+// TestGoMySQLExpectedWarningsAtDebug: the warnings go-mysql writes on every
+// reconnect the source makes go to Debug; its other warnings stay Warn.
+func TestGoMySQLExpectedWarningsAtDebug(t *testing.T) {
+	log, hook := logtest.NewNullLogger()
+	log.SetLevel(logrus.DebugLevel)
+	l := slog.New(&logrusHandler{log: log})
+	unknown := mysql.NewError(mysql.ER_NO_SUCH_THREAD, "Unknown thread id: 42")
+	denied := mysql.NewError(mysql.ER_SPECIFIC_ACCESS_DENIED_ERROR, "Access denied; you need the CONNECTION ADMIN privilege")
+	cases := []struct {
+		log  func()
+		want logrus.Level
+	}{
+		{func() { l.Warn("retry sync is disabled") }, logrus.DebugLevel},
+		{func() { l.Error("kill connection", slog.Any("error", unknown), slog.Int64("id", 42)) }, logrus.DebugLevel},
+		{func() { l.Error("kill connection", slog.Any("error", denied), slog.Int64("id", 42)) }, logrus.WarnLevel},
+		{func() { l.Error("connection was bad") }, logrus.WarnLevel},
+		{func() { l.Info("begin to sync binlog from position") }, logrus.DebugLevel},
+	}
+	for i, c := range cases {
+		hook.Reset()
+		c.log()
+		require.Len(t, hook.AllEntries(), 1)
+		require.Equal(t, c.want, hook.LastEntry().Level, "case %d: %s", i, hook.LastEntry().Message)
+	}
 }

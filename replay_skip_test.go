@@ -73,7 +73,7 @@ func TestResumeSkipsDecodingReplayedRows(t *testing.T) {
 		if f == th.MariaDB {
 			dropped++ // and the statement's Annotate_rows
 		}
-		assert.Equal(t, dropped, rest.stats.Dropped, f)
+		assert.Equal(t, dropped, rest.stats.DroppedAtStart, f)
 
 		// Between two rows: the partly delivered event is decoded and trimmed.
 		mid := stream(t, &recordingSource{FakeSource: sc.source()}, roundTrip(t, tok), 1, nil)

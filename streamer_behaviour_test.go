@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"strings"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -200,7 +200,50 @@ func TestReconnectCountResetsAfterProgress(t *testing.T) {
 	assert.ErrorIs(t, s.Run(ctx), context.Canceled)
 	assert.Equal(t, full.entries, got)
 	assert.GreaterOrEqual(t, s.Stats().Reconnects, uint64(3))
-	assert.Greater(t, s.Stats().Dropped, uint64(0), "replayed events were dropped")
+	assert.Greater(t, s.Stats().DroppedAfterReconnect, uint64(0), "replayed events were dropped")
+	assert.Zero(t, s.Stats().DroppedAtStart, "the start drops nothing")
+}
+
+// TestStatsCountOneThingEach: refused tries, the first dump of a resume and
+// a reconnect each land in their own counter.
+func TestStatsCountOneThingEach(t *testing.T) {
+	sc := smallScenario()
+	full := uninterrupted(t, sc)
+	// Tokens inside a statement: a resume from them drops replayed events.
+	var inside []int // k: after the k-th event
+	for i, tok := range full.tokens {
+		if tok.Safe != tok.Streamed {
+			inside = append(inside, i+1)
+		}
+	}
+	require.GreaterOrEqual(t, len(inside), 2)
+	k, j := inside[0], inside[len(inside)-1]
+	start := roundTrip(t, full.tokens[k-1])
+	clean := stream(t, sc.source(), start, len(sc.bl.Events)-k, nil)
+	require.Positive(t, clean.stats.DroppedAtStart)
+	clean.stats.Lag = 0
+	assert.Equal(t, binlogstream.Stats{Delivered: uint64(len(sc.bl.Events) - k), DroppedAtStart: clean.stats.DroppedAtStart,
+		Position: clean.last}, clean.stats)
+
+	src := sc.source()
+	src.RefuseOpens(2) // opens 0 and 1 refused: the first dump is open 2
+	// Open 2 drops after the j-th event: the fake Rotate, the FDE, the
+	// replayed events and the events k+1..j.
+	src.FailStream(2, 2+int(clean.stats.DroppedAtStart)+j-k)
+	r := stream(t, src, start, len(sc.bl.Events)-k, func(n int, _ binlogstream.Event) error {
+		if n == 1 {
+			src.RefuseOpens(1) // open 3 refused, open 4 is the reconnect
+		}
+		return nil
+	})
+	require.ErrorIs(t, r.err, context.Canceled)
+	assert.Equal(t, full.entries[full.first[k]:], r.entries)
+	assert.Len(t, src.Opens(), 5)
+	assert.Equal(t, uint64(4), r.stats.ReconnectAttempts, "opens 1 to 4")
+	assert.Equal(t, uint64(1), r.stats.Reconnects, "open 4")
+	assert.Equal(t, clean.stats.DroppedAtStart, r.stats.DroppedAtStart, "open 2 dropped what the token had delivered")
+	assert.Positive(t, r.stats.DroppedAfterReconnect, "open 4 dropped what open 2 delivered")
+	assert.Equal(t, clean.stats.Delivered, r.stats.Delivered)
 }
 
 // TestReplayCutsDoNotLoop: every connection drops before its replay is
@@ -289,23 +332,31 @@ func TestPasswordNeverInErrorsOrLogs(t *testing.T) {
 	require.Error(t, err)
 	assert.NotContains(t, err.Error(), secret)
 
-	var logs bytes.Buffer
-	log := logrus.New()
-	log.SetOutput(&logs)
-	log.SetLevel(logrus.DebugLevel)
-	src, err := binlogstream.NewSyncerSource(binlogstream.SyncerConfig{DSN: d, ServerID: 9, Logger: log})
-	require.NoError(t, err)
-	assert.NotContains(t, strings.ToLower(strings.TrimSpace(logs.String())), strings.ToLower(secret))
-	s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: src,
-		Start:                binlogstream.StartAt(binlogstream.Position{File: "mysql-bin.000001", Offset: 4}),
-		MaxReconnectAttempts: 1, ReconnectBackoff: time.Millisecond, Logger: log})
-	require.NoError(t, err)
-	err = s.Run(context.Background()) // nothing listens on port 1
-	require.ErrorIs(t, err, binlogstream.ErrReconnectExhausted)
-	assert.NotContains(t, err.Error(), secret)
-	assert.Contains(t, err.Error(), "streamer:xxxxx@tcp(127.0.0.1:1)/")
-	assert.NotEmpty(t, logs.String(), "the attempt was logged")
-	assert.NotContains(t, logs.String(), secret)
+	// Messages are built without the password, not scrubbed afterwards:
+	// a password that is also a piece of the text ("p" in "tcp") leaves
+	// the text whole.
+	for _, pw := range []string{secret, "p"} {
+		d.Password = pw
+		var logs bytes.Buffer
+		log := logrus.New()
+		log.SetOutput(&logs)
+		log.SetLevel(logrus.DebugLevel)
+		src, err := binlogstream.NewSyncerSource(binlogstream.SyncerConfig{DSN: d, ServerID: 9, Logger: log})
+		require.NoError(t, err)
+		s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: src,
+			Start:                binlogstream.StartAt(binlogstream.Position{File: "mysql-bin.000001", Offset: 4}),
+			MaxReconnectAttempts: 1, ReconnectBackoff: time.Millisecond, Logger: log})
+		require.NoError(t, err)
+		err = s.Run(context.Background()) // nothing listens on port 1
+		require.ErrorIs(t, err, binlogstream.ErrReconnectExhausted)
+		assert.Contains(t, err.Error(), "connect to streamer:xxxxx@tcp(127.0.0.1:1)/: dial tcp 127.0.0.1:1: connect: connection refused")
+		assert.Contains(t, logs.String(), "create BinlogSyncer", "go-mysql's config line, without its config")
+		assert.NotContains(t, logs.String(), "config=")
+		if pw == secret {
+			assert.NotContains(t, err.Error(), secret)
+			assert.NotContains(t, logs.String(), secret)
+		}
+	}
 }
 
 // TestStopAtWhileIdle: a stop target set while the stream is caught up
@@ -447,4 +498,71 @@ func TestEventsAreValues(t *testing.T) {
 		}
 		require.NoError(t, s.Close())
 	}
+}
+
+// TestGracefulStopLetsTheListenerFinish: cancelling Run's context leaves
+// the listener's own context alive for StopGrace, so the event being
+// handled finishes and counts; past StopGrace the listener's context is
+// cancelled, and a listener that fails on it is reported, not swallowed.
+// Close cancels it at once.
+func TestGracefulStopLetsTheListenerFinish(t *testing.T) {
+	sc := smallScenario()
+	full := uninterrupted(t, sc)
+	run := func(t *testing.T, grace time.Duration, stop func(cancel context.CancelFunc, s *binlogstream.BinlogStreamer),
+		listener func(ctx context.Context) error) (error, *binlogstream.BinlogStreamer) {
+		s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: sc.source(), Start: sc.start(), StopGrace: grace})
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		inside := make(chan struct{})
+		n := 0
+		s.AddListener(func(lctx context.Context, ev binlogstream.Event) error {
+			if n++; n < 3 {
+				return nil
+			}
+			close(inside)
+			return listener(lctx)
+		})
+		done := make(chan error, 1)
+		go func() { done <- s.Run(ctx) }()
+		<-inside
+		stop(cancel, s)
+		return <-done, s
+	}
+	cancelRun := func(cancel context.CancelFunc, _ *binlogstream.BinlogStreamer) { cancel() }
+
+	t.Run("finishes", func(t *testing.T) {
+		err, s := run(t, 0, cancelRun, func(lctx context.Context) error {
+			time.Sleep(50 * time.Millisecond) // a transaction committing
+			return lctx.Err()
+		})
+		require.ErrorIs(t, err, context.Canceled)
+		var le *binlogstream.ListenerError
+		require.False(t, errors.As(err, &le), "%v", err)
+		assert.Equal(t, full.tokens[2], s.ResumePosition(), "the third event counts, nothing after it was delivered")
+	})
+	t.Run("hard deadline", func(t *testing.T) {
+		began := time.Now()
+		err, s := run(t, 100*time.Millisecond, cancelRun, func(lctx context.Context) error {
+			<-lctx.Done() // a listener stuck until its context ends
+			return fmt.Errorf("apply: %w", lctx.Err())
+		})
+		assert.GreaterOrEqual(t, time.Since(began), 100*time.Millisecond)
+		var le *binlogstream.ListenerError
+		require.ErrorAs(t, err, &le, "the listener's failure is not swallowed")
+		require.ErrorIs(t, err, context.Canceled)
+		assert.Equal(t, full.tokens[1], s.ResumePosition(), "the failed event does not count")
+	})
+	t.Run("failure during the stop", func(t *testing.T) {
+		boom := errors.New("disk full")
+		err, _ := run(t, 0, cancelRun, func(context.Context) error { return boom })
+		require.ErrorIs(t, err, boom)
+	})
+	t.Run("Close is hard", func(t *testing.T) {
+		began := time.Now()
+		err, _ := run(t, time.Hour, func(_ context.CancelFunc, s *binlogstream.BinlogStreamer) { go s.Close() },
+			func(lctx context.Context) error { <-lctx.Done(); return lctx.Err() })
+		require.ErrorIs(t, err, binlogstream.ErrClosed)
+		assert.Less(t, time.Since(began), time.Minute)
+	})
 }

@@ -3,86 +3,19 @@ package binlogstream
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 	"github.com/sirupsen/logrus"
 )
-
-// DSN is a server address with credentials, written
-// USER:PASSWORD@tcp(HOST:PORT)/ as the MySQL drivers do.
-type DSN struct {
-	User, Password string
-	Host           string
-	Port           uint16
-}
-
-// String renders the DSN with the password replaced by "xxxxx", so it is
-// safe for errors and logs.
-func (d DSN) String() string {
-	pw := ""
-	if d.Password != "" {
-		pw = ":xxxxx"
-	}
-	return fmt.Sprintf("%s%s@tcp(%s)/", d.User, pw, net.JoinHostPort(d.Host, strconv.Itoa(int(d.Port))))
-}
-
-// ParseDSN reads USER[:PASSWORD]@tcp(HOST[:PORT])[/]. The port defaults to
-// 3306. Errors never contain the password.
-func ParseDSN(s string) (DSN, error) {
-	var d DSN
-	at := strings.LastIndex(s, "@")
-	if at < 0 {
-		return d, configError("DSN %q: want USER:PASSWORD@tcp(HOST:PORT)/", redactDSN(s))
-	}
-	cred, addr := s[:at], s[at+1:]
-	if i := strings.IndexByte(cred, ':'); i >= 0 {
-		d.User, d.Password = cred[:i], cred[i+1:]
-	} else {
-		d.User = cred
-	}
-	if d.User == "" {
-		return DSN{}, configError("DSN %q: empty user", redactDSN(s))
-	}
-	addr = strings.TrimSuffix(addr, "/")
-	if !strings.HasPrefix(addr, "tcp(") || !strings.HasSuffix(addr, ")") {
-		return DSN{}, configError("DSN %q: address must be tcp(HOST:PORT)", redactDSN(s))
-	}
-	hp := addr[len("tcp(") : len(addr)-1]
-	host, port, err := net.SplitHostPort(hp)
-	if err != nil {
-		host, port = hp, "3306"
-	}
-	if host == "" {
-		return DSN{}, configError("DSN %q: empty host", redactDSN(s))
-	}
-	p, err := strconv.ParseUint(port, 10, 16)
-	if err != nil || p == 0 {
-		return DSN{}, configError("DSN %q: bad port %q", redactDSN(s), port)
-	}
-	d.Host, d.Port = host, uint16(p)
-	return d, nil
-}
-
-// redactDSN hides whatever stands between the first ':' and the last '@'.
-func redactDSN(s string) string {
-	at := strings.LastIndex(s, "@")
-	if at < 0 {
-		return "(unparsable DSN)"
-	}
-	if i := strings.IndexByte(s[:at], ':'); i >= 0 {
-		return s[:i] + ":xxxxx" + s[at:]
-	}
-	return s
-}
 
 // SyncerConfig configures a SyncerSource: a real server over go-mysql's
 // BinlogSyncer.
@@ -98,7 +31,12 @@ type SyncerConfig struct {
 	// ReadTimeout declares the connection dead when nothing, heartbeats
 	// included, arrives for that long (default 6 heartbeat periods).
 	ReadTimeout time.Duration
-	TLSConfig   *tls.Config
+	// TLSConfig, when set, is used for every connection (the dump, probes,
+	// SHOW MASTER STATUS); otherwise the DSN's tls parameters make it.
+	TLSConfig *tls.Config
+	// tlsPreferred: the DSN says tls=preferred (plain if the server has
+	// no TLS).
+	tlsPreferred bool
 	// EventCacheCount and EventCacheBytes bound the events go-mysql
 	// decodes ahead of the listeners, in events (default 1024) and in
 	// binlog bytes (default 32 MiB; an event larger than that still goes
@@ -110,7 +48,8 @@ type SyncerConfig struct {
 	// Tune, when set, may adjust go-mysql's config (ParseTime, UseDecimal,
 	// ...) before each syncer is made. Retry, logging, identity fields and
 	// SynchronousEventHandler (the source's event queue) are set again
-	// after it.
+	// after it. TimestampStringLocation defaults to UTC when Tune leaves it
+	// nil.
 	Tune func(*replication.BinlogSyncerConfig)
 	// Logger receives go-mysql's log lines (at Debug, Warn for its errors).
 	Logger logrus.FieldLogger
@@ -120,14 +59,20 @@ func (c *SyncerConfig) validate() error {
 	if c.ServerID == 0 {
 		return configError("ServerID must be non-zero (the server identifies replicas by it)")
 	}
-	if c.Host == "" {
-		return configError("Host is empty")
+	if c.Host == "" && c.Socket == "" {
+		return configError("Host and Socket are empty")
 	}
-	if c.Port == 0 {
+	if c.Port == 0 && c.Socket == "" {
 		c.Port = 3306
 	}
 	if c.User == "" {
 		return configError("User is empty")
+	}
+	if c.TLSConfig == nil {
+		var err error
+		if c.TLSConfig, c.tlsPreferred, err = c.DSN.TLSConfig(); err != nil {
+			return err
+		}
 	}
 	switch c.Flavor {
 	case "":
@@ -179,9 +124,17 @@ func (s *SyncerSource) syncerConfig() replication.BinlogSyncerConfig {
 	if s.cfg.Tune != nil {
 		s.cfg.Tune(&c)
 	}
+	if c.TimestampStringLocation == nil {
+		// TIMESTAMP text the same wherever the consumer runs (go-mysql's
+		// default is the process's local zone).
+		c.TimestampStringLocation = time.UTC
+	}
 	c.ServerID = s.cfg.ServerID
 	c.Flavor = s.cfg.Flavor
 	c.Host, c.Port, c.User, c.Password = s.cfg.Host, s.cfg.Port, s.cfg.User, s.cfg.Password
+	if s.cfg.Socket != "" {
+		c.Host, c.Port = s.cfg.Socket, 0 // go-mysql dials a Host holding '/' as a unix socket
+	}
 	c.HeartbeatPeriod = s.cfg.HeartbeatPeriod
 	// No go-mysql ReadTimeout: it re-arms a socket deadline on every
 	// packet, which cost 40% of the parse throughput on small events here
@@ -197,7 +150,7 @@ func (s *SyncerSource) syncerConfig() replication.BinlogSyncerConfig {
 	c.DisableRetrySync = true
 	c.MaxReconnectAttempts = 1
 	c.EventCacheCount = s.cfg.EventCacheCount
-	c.Logger = slog.New(&logrusHandler{log: s.cfg.Logger, secret: s.cfg.Password})
+	c.Logger = slog.New(&logrusHandler{log: s.cfg.Logger})
 	return c
 }
 
@@ -240,7 +193,22 @@ func (s *SyncerSource) openWith(ctx context.Context, adjust func(*replication.Bi
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	st, err := s.openTLS(ctx, s.cfg.TLSConfig, adjust, start)
+	if err != nil && s.cfg.tlsPreferred && isNoTLS(err) {
+		st, err = s.openTLS(ctx, nil, adjust, start)
+	}
+	return st, err
+}
+
+// isNoTLS reports go-mysql's refusal to go on when the server offers no TLS.
+func isNoTLS(err error) bool {
+	return strings.Contains(err.Error(), "does not support TLS required by the client")
+}
+
+func (s *SyncerSource) openTLS(ctx context.Context, tlsConfig *tls.Config, adjust func(*replication.BinlogSyncerConfig),
+	start func(*replication.BinlogSyncer) (*replication.BinlogStreamer, error)) (Stream, error) {
 	cfg := s.syncerConfig()
+	cfg.TLSConfig = tlsConfig
 	if adjust != nil {
 		adjust(&cfg)
 	}
@@ -262,7 +230,7 @@ func (s *SyncerSource) openWith(ctx context.Context, adjust func(*replication.Bi
 	case r := <-ch:
 		if r.err != nil {
 			b.Close()
-			return nil, fmt.Errorf("binlogstream: connect to %s: %w", s.cfg.DSN, scrubError(r.err, s.cfg.Password))
+			return nil, fmt.Errorf("binlogstream: connect to %s: %w", s.cfg.DSN, plainHint(r.err, tlsConfig))
 		}
 		sctx, cancel := context.WithCancel(context.Background())
 		st := &syncerStream{syncer: b, q: q, ctx: sctx, cancel: cancel, timeout: s.cfg.ReadTimeout}
@@ -387,12 +355,12 @@ func (s *syncerStream) Close() error {
 // logrusHandler routes go-mysql's slog lines to a logrus logger. go-mysql
 // logs its whole config at Info and every connection error at Error; the
 // streamer decides what is an error, so Info and below go to Debug and
-// Warn and Error to Warn. The password is scrubbed from every line.
+// Warn and Error to Warn (but the expected ones, below). The config
+// attribute, which holds the password, is dropped: no line is built from it.
 type logrusHandler struct {
-	log    logrus.FieldLogger
-	secret string
-	attrs  []slog.Attr
-	group  string
+	log   logrus.FieldLogger
+	attrs []slog.Attr
+	group string
 }
 
 func (h *logrusHandler) Enabled(context.Context, slog.Level) bool { return true }
@@ -400,11 +368,16 @@ func (h *logrusHandler) Enabled(context.Context, slog.Level) bool { return true 
 func (h *logrusHandler) Handle(_ context.Context, r slog.Record) error {
 	fields := logrus.Fields{"component": "go-mysql"}
 	add := func(a slog.Attr) bool {
+		if a.Key == "config" {
+			// go-mysql logs its whole BinlogSyncerConfig, the password
+			// included: never format it.
+			return true
+		}
 		key := a.Key
 		if h.group != "" {
 			key = h.group + "." + key
 		}
-		fields[key] = h.scrub(a.Value.String())
+		fields[key] = a.Value.String()
 		return true
 	}
 	for _, a := range h.attrs {
@@ -412,8 +385,8 @@ func (h *logrusHandler) Handle(_ context.Context, r slog.Record) error {
 	}
 	r.Attrs(add)
 	e := h.log.WithFields(fields)
-	msg := h.scrub(r.Message)
-	if r.Level >= slog.LevelWarn {
+	msg := r.Message
+	if r.Level >= slog.LevelWarn && !expectedWarning(r) {
 		e.Warn(msg)
 	} else {
 		e.Debug(msg)
@@ -421,11 +394,29 @@ func (h *logrusHandler) Handle(_ context.Context, r slog.Record) error {
 	return nil
 }
 
-func (h *logrusHandler) scrub(s string) string {
-	if h.secret == "" {
-		return s
+// expectedWarning reports go-mysql's warnings on a path the source itself
+// takes on every reconnect: it turned go-mysql's retry off ("retry sync is
+// disabled"), and closing a syncer whose connection died KILLs a thread the
+// server has already ended ("kill connection", 1094 Unknown thread id).
+func expectedWarning(r slog.Record) bool {
+	switch r.Message {
+	case "retry sync is disabled":
+		return true
+	case "kill connection":
+		unknown := false
+		r.Attrs(func(a slog.Attr) bool {
+			if err, ok := a.Value.Any().(error); ok {
+				unknown = mysql.ErrorCode(err.Error()) == mysql.ER_NO_SUCH_THREAD
+				var me *mysql.MyError
+				if errors.As(err, &me) {
+					unknown = me.Code == mysql.ER_NO_SUCH_THREAD
+				}
+			}
+			return !unknown
+		})
+		return unknown
 	}
-	return strings.ReplaceAll(s, h.secret, "xxxxx")
+	return false
 }
 
 func (h *logrusHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
@@ -443,18 +434,48 @@ func (h *logrusHandler) WithGroup(name string) slog.Handler {
 	return &c
 }
 
-// scrubError hides secret in err's text while keeping errors.Is/As working.
-func scrubError(err error, secret string) error {
-	if err == nil || secret == "" || !strings.Contains(err.Error(), secret) {
+// Connect opens a query connection (not a dump) with the DSN's TLS
+// settings, as the SyncerSource's own probes do.
+func (d DSN) Connect(ctx context.Context) (*client.Conn, error) {
+	tc, preferred, err := d.TLSConfig()
+	if err != nil {
+		return nil, err
+	}
+	return connectQuery(ctx, d, tc, preferred)
+}
+
+func connectQuery(ctx context.Context, d DSN, tc *tls.Config, preferred bool) (*client.Conn, error) {
+	dial := func(tc *tls.Config) (*client.Conn, error) {
+		return client.ConnectWithContext(ctx, d.Addr(), d.User, d.Password, "", 10*time.Second, func(c *client.Conn) error {
+			c.SetTLSConfig(tc)
+			return nil
+		})
+	}
+	conn, err := dial(tc)
+	if err != nil && preferred && isNoTLS(err) {
+		conn, err = dial(nil)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("connect to %s: %w", d, plainHint(err, tc))
+	}
+	return conn, nil
+}
+
+// plainHint adds to an access denied over a plain connection that the
+// server may want TLS: MariaDB with require_secure_transport=ON refuses a
+// plain connection as "Access denied", with no word of TLS.
+func plainHint(err error, tc *tls.Config) error {
+	var me *mysql.MyError
+	if tc != nil || !errors.As(err, &me) || me.Code != mysql.ER_ACCESS_DENIED_ERROR {
 		return err
 	}
-	return &scrubbedError{err: err, secret: secret}
+	return &hintError{err: err, hint: "the connection was not encrypted: if the server requires secure transport, add tls=true to the DSN"}
 }
 
-type scrubbedError struct {
-	err    error
-	secret string
+type hintError struct {
+	err  error
+	hint string
 }
 
-func (e *scrubbedError) Error() string { return strings.ReplaceAll(e.err.Error(), e.secret, "xxxxx") }
-func (e *scrubbedError) Unwrap() error { return e.err }
+func (e *hintError) Error() string { return e.err.Error() + "; " + e.hint }
+func (e *hintError) Unwrap() error { return e.err }

@@ -11,8 +11,9 @@ import (
 // ColumnType is a column's binlog type and Table_map metadata. Only the
 // types the tests need are offered; each round-trips through go-mysql.
 type ColumnType struct {
-	code byte
-	meta uint16
+	code  byte
+	meta  uint16
+	elems []string // ENUM and SET members
 }
 
 // Column types.
@@ -21,7 +22,36 @@ var (
 	Int = ColumnType{code: mysql.MYSQL_TYPE_LONG}
 	// BigInt is BIGINT (MYSQL_TYPE_LONGLONG); row values are int64 (or int).
 	BigInt = ColumnType{code: mysql.MYSQL_TYPE_LONGLONG}
+	// TinyInt is TINYINT (MYSQL_TYPE_TINY); row values are int8 (or int).
+	TinyInt = ColumnType{code: mysql.MYSQL_TYPE_TINY}
 )
+
+// Enum is ENUM(members...) with up to 255 members; row values are the
+// 1-based member index (int).
+func Enum(members ...string) ColumnType {
+	return ColumnType{code: mysql.MYSQL_TYPE_STRING, meta: uint16(mysql.MYSQL_TYPE_ENUM)<<8 | 1, elems: members}
+}
+
+// Set is SET(members...) with up to 8 members; row values are the bitmask
+// (int).
+func Set(members ...string) ColumnType {
+	return ColumnType{code: mysql.MYSQL_TYPE_STRING, meta: uint16(mysql.MYSQL_TYPE_SET)<<8 | 1, elems: members}
+}
+
+func (c ColumnType) realType() byte {
+	if c.code == mysql.MYSQL_TYPE_STRING {
+		return byte(c.meta >> 8)
+	}
+	return c.code
+}
+
+func (c ColumnType) numeric() bool {
+	switch c.code {
+	case mysql.MYSQL_TYPE_TINY, mysql.MYSQL_TYPE_LONG, mysql.MYSQL_TYPE_LONGLONG:
+		return true
+	}
+	return false
+}
 
 // Varchar is VARCHAR with a maximum of maxBytes bytes (the Table_map
 // metadata; 256 or more switches values to a 2-byte length prefix, as
@@ -34,6 +64,11 @@ func Varchar(maxBytes int) ColumnType {
 type Column struct {
 	Name string
 	Type ColumnType
+	// Unsigned is logged in the signedness metadata (MINIMAL, FULL).
+	Unsigned bool
+	// Collation of a VARCHAR column, logged in MINIMAL and FULL metadata
+	// when set (0: none logged).
+	Collation uint64
 }
 
 // Table is what a Table_map event describes. ID is the server's table id
@@ -43,9 +78,27 @@ type Table struct {
 	Schema string
 	Name   string
 	// Columns are all nullable; the Table_map carries their names (as with
-	// binlog_row_metadata=FULL) so tests can check them.
+	// binlog_row_metadata=FULL) so tests can check them, unless Metadata
+	// says otherwise.
 	Columns []Column
+	// Metadata is the binlog_row_metadata the Table_map is written with.
+	Metadata RowMetadata
+	// PrimaryKey holds column indexes, logged with FULL metadata.
+	PrimaryKey []int
 }
+
+// RowMetadata is a binlog_row_metadata mode: what a Table_map carries
+// beyond column types.
+type RowMetadata uint8
+
+const (
+	// MetadataFull: signedness and column names (the default here).
+	MetadataFull RowMetadata = iota
+	// MetadataMinimal: signedness only.
+	MetadataMinimal
+	// MetadataNoLog: nothing (MariaDB 10.11's default).
+	MetadataNoLog
+)
 
 // Row is one row image: one value per column, nil for NULL.
 type Row []any
@@ -63,27 +116,81 @@ func TableMapBody(t Table) []byte {
 	var meta []byte
 	for _, c := range t.Columns {
 		b = append(b, c.Type.code)
-		if c.Type.code == mysql.MYSQL_TYPE_VARCHAR {
+		switch c.Type.code {
+		case mysql.MYSQL_TYPE_VARCHAR:
 			meta = binary.LittleEndian.AppendUint16(meta, c.Type.meta)
+		case mysql.MYSQL_TYPE_STRING:
+			meta = append(meta, byte(c.Type.meta>>8), byte(c.Type.meta))
 		}
 	}
 	b = mysql.AppendLengthEncodedInteger(b, uint64(len(meta)))
 	b = append(b, meta...)
 	b = append(b, allSet(len(t.Columns))...) // every column nullable
 
-	// Optional metadata (TLV): signedness of numeric columns, then names.
-	var signed, names []byte
-	numeric := 0
+	// Optional metadata (TLV), in the order MySQL 8 writes it: signedness
+	// of numeric columns, charsets of text columns, then (FULL) names,
+	// SET and ENUM members and the primary key.
+	if t.Metadata == MetadataNoLog {
+		return b
+	}
+	var signed, names, charsets, sets, enums, pk []byte
+	numeric, text, logCharsets := 0, 0, false
 	for _, c := range t.Columns {
-		if c.Type.code != mysql.MYSQL_TYPE_VARCHAR {
+		if c.Type.numeric() {
+			if numeric%8 == 0 {
+				signed = append(signed, 0)
+			}
+			if c.Unsigned {
+				signed[numeric/8] |= 0x80 >> (numeric % 8)
+			}
 			numeric++
+		}
+		if c.Type.code == mysql.MYSQL_TYPE_VARCHAR {
+			if c.Collation != 0 {
+				logCharsets = true
+			}
+			charsets = mysql.AppendLengthEncodedInteger(charsets, c.Collation)
+			text++
 		}
 		names = mysql.AppendLengthEncodedInteger(names, uint64(len(c.Name)))
 		names = append(names, c.Name...)
+		switch c.Type.realType() {
+		case mysql.MYSQL_TYPE_ENUM:
+			enums = appendMembers(enums, c.Type.elems)
+		case mysql.MYSQL_TYPE_SET:
+			sets = appendMembers(sets, c.Type.elems)
+		}
 	}
-	signed = make([]byte, (numeric+7)/8) // all signed
+	for _, i := range t.PrimaryKey {
+		pk = mysql.AppendLengthEncodedInteger(pk, uint64(i))
+	}
 	b = appendTLV(b, replication.TABLE_MAP_OPT_META_SIGNEDNESS, signed)
-	return appendTLV(b, replication.TABLE_MAP_OPT_META_COLUMN_NAME, names)
+	if logCharsets {
+		b = appendTLV(b, replication.TABLE_MAP_OPT_META_COLUMN_CHARSET, charsets)
+	}
+	if t.Metadata == MetadataMinimal {
+		return b
+	}
+	b = appendTLV(b, replication.TABLE_MAP_OPT_META_COLUMN_NAME, names)
+	if sets != nil {
+		b = appendTLV(b, replication.TABLE_MAP_OPT_META_SET_STR_VALUE, sets)
+	}
+	if enums != nil {
+		b = appendTLV(b, replication.TABLE_MAP_OPT_META_ENUM_STR_VALUE, enums)
+	}
+	if pk != nil {
+		b = appendTLV(b, replication.TABLE_MAP_OPT_META_SIMPLE_PRIMARY_KEY, pk)
+	}
+	return b
+}
+
+func appendMembers(b []byte, members []string) []byte {
+	b = mysql.AppendLengthEncodedInteger(b, uint64(len(members)))
+	for _, m := range members {
+		b = mysql.AppendLengthEncodedInteger(b, uint64(len(m)))
+		b = append(b, m...)
+	}
+	return b
 }
 
 func appendTLV(b []byte, typ byte, v []byte) []byte {
@@ -151,6 +258,12 @@ func appendRowImage(b []byte, t Table, r Row) ([]byte, error) {
 				return nil, fmt.Errorf("testhelpers: %s.%s: BIGINT value %#v", t.Name, c.Name, v)
 			}
 			b = binary.LittleEndian.AppendUint64(b, uint64(n))
+		case mysql.MYSQL_TYPE_TINY, mysql.MYSQL_TYPE_STRING: // TINYINT, ENUM and SET of one byte
+			n, ok := asInt(v)
+			if !ok || n < -128 || n > 255 {
+				return nil, fmt.Errorf("testhelpers: %s.%s: one-byte value %#v", t.Name, c.Name, v)
+			}
+			b = append(b, byte(n))
 		case mysql.MYSQL_TYPE_VARCHAR:
 			s, ok := v.(string)
 			if !ok || len(s) > int(c.Type.meta) {
@@ -171,6 +284,8 @@ func appendRowImage(b []byte, t Table, r Row) ([]byte, error) {
 
 func asInt(v any) (int64, bool) {
 	switch n := v.(type) {
+	case int8:
+		return int64(n), true
 	case int32:
 		return int64(n), true
 	case int64:

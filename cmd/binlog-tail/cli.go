@@ -24,7 +24,7 @@ import (
 // dump per replica id, so two binlog-tails on one server need different ids.
 const defaultServerID = 0x424C54
 
-const usageText = `usage: binlog-tail --dsn 'USER:PASS@tcp(HOST:PORT)/' --out FILE [flags]
+const usageText = `usage: binlog-tail --dsn 'USER@tcp(HOST:PORT)/' --password-file FILE --out FILE [flags]
        binlog-tail --dsn DSN --out FILE --gtid [--failover-to DSN]... [flags]
        binlog-tail --binlog-dir DIR --out FILE [flags]
        binlog-tail --demo
@@ -68,6 +68,8 @@ type options struct {
 	DSN binlogstream.DSN
 	// BinlogDir holds binlog files: the source without DSN.
 	BinlogDir string
+	// Offline: no --dsn, the files of BinlogDir are the source.
+	Offline bool
 	// BinlogBase names the binlog in BinlogDir when it holds several.
 	BinlogBase    string
 	Out           string
@@ -76,6 +78,7 @@ type options struct {
 	ServerID      uint
 	Flavor        string
 	Quiet         bool
+	NoSnapshot    bool
 	// CPUProfile, when set, is where a CPU profile of the run goes.
 	CPUProfile string
 	Demo       bool
@@ -85,22 +88,13 @@ type options struct {
 	FailoverTo []binlogstream.DSN
 }
 
-// secrets are the passwords that no output may contain.
-func (o options) secrets() []string {
-	s := []string{o.DSN.Password}
-	for _, d := range o.FailoverTo {
-		s = append(s, d.Password)
-	}
-	return s
-}
-
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
-	var dsn string
+	var dsn, passwordFile string
 	var failoverTo []string
 	fs := flag.NewFlagSet("binlog-tail", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&dsn, "dsn", "", "source server, USER:PASS@tcp(HOST:PORT)/ (needs REPLICATION SLAVE and BINLOG MONITOR / REPLICATION CLIENT)")
+	fs.StringVar(&dsn, "dsn", "", "source server, a go-sql-driver DSN: USER:PASS@tcp(HOST:PORT)/ or USER:PASS@unix(PATH)/ (needs REPLICATION SLAVE and BINLOG MONITOR / REPLICATION CLIENT)")
 	fs.StringVar(&o.Out, "out", "", "JSON Lines output file; also the checkpoint")
 	fs.StringVar(&o.BinlogBase, "binlog-base", "", "with --binlog-dir: the binlog files' `NAME` before the number (mysql-bin for mysql-bin.000001), "+
 		"needed when DIR holds several binlogs (a replica's datadir also holds its relay log)")
@@ -116,9 +110,13 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		failoverTo = append(failoverTo, s) // parsed below: flag's own errors would print the password
 		return nil
 	})
+	fs.StringVar(&passwordFile, "password-file", "", "read the password of every DSN that has none from `FILE` (one line; no access for group or others, as chmod 600); "+
+		"otherwise the MYSQL_PWD environment variable gives it")
 	fs.UintVar(&o.ServerID, "server-id", defaultServerID, "replica server id to register with; must differ from every other replica's (and every other binlog-tail's) on the server")
 	fs.StringVar(&o.Flavor, "flavor", "", "mysql or mariadb (default: detected from the server version)")
 	fs.BoolVar(&o.Quiet, "quiet", false, "no progress lines or warnings on stderr")
+	fs.BoolVar(&o.NoSnapshot, "no-schema-snapshot", false, "do not read information_schema for tables created before the stream (their rows are\n"+
+		"positional unless binlog_row_metadata=FULL); the snapshot needs SELECT on them")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the run to `FILE` (for go tool pprof)")
 	fs.BoolVar(&o.Demo, "demo", false, "run a self-contained crash-and-resume demo on an in-process fake server and exit")
 	fs.Usage = func() {
@@ -138,12 +136,20 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if (dsn == "" && o.BinlogDir == "") || o.Out == "" {
 		return o, errors.New("--out and one of --dsn or --binlog-dir are required (see --help)")
 	}
+	o.Offline = dsn == ""
 	if dsn != "" {
 		d, err := binlogstream.ParseDSN(dsn)
 		if err != nil {
 			return o, err
 		}
 		o.DSN = d
+	}
+	password, err := defaultPassword(passwordFile)
+	if err != nil {
+		return o, err
+	}
+	if dsn != "" && o.DSN.Password == "" {
+		o.DSN.Password = password
 	}
 	if o.ServerID == 0 || o.ServerID > 1<<32-1 {
 		return o, fmt.Errorf("--server-id %d: want 1..4294967295", o.ServerID)
@@ -157,6 +163,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		d, err := binlogstream.ParseDSN(s)
 		if err != nil {
 			return o, fmt.Errorf("--failover-to: %w", err)
+		}
+		if d.Password == "" {
+			d.Password = password
 		}
 		o.FailoverTo = append(o.FailoverTo, d)
 	}
@@ -225,7 +234,7 @@ func cli(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "binlog-tail: %s\n", oneLine(err.Error(), o.secrets()...))
+		fmt.Fprintf(stderr, "binlog-tail: %s\n", oneLine(err.Error()))
 		return 1
 	}
 	return 0
@@ -237,7 +246,7 @@ func startCPUProfile(path string) (stop func() error, err error) {
 	if path == "" {
 		return func() error { return nil }, nil
 	}
-	f, err := os.Create(path)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return nil, err
 	}
@@ -251,17 +260,55 @@ func startCPUProfile(path string) (stop func() error, err error) {
 	}, nil
 }
 
-// oneLine keeps an error message on one line and without the passwords.
-func oneLine(msg string, secrets ...string) string {
-	for _, secret := range secrets {
-		if secret != "" {
-			msg = strings.ReplaceAll(msg, secret, "xxxxx")
-		}
-	}
+// oneLine keeps an error message on one line. Messages never hold a
+// password: DSNs render as USER:xxxxx@..., and nothing else is built from
+// one.
+func oneLine(msg string) string {
 	return strings.Join(strings.Fields(msg), " ")
 }
 
+// defaultPassword is the password of the DSNs that have none: the first
+// line of --password-file when given, else $MYSQL_PWD (as the MySQL
+// clients read it), else "". The file must give no access to group or
+// others: a password readable by every local user is no secret.
+func defaultPassword(path string) (string, error) {
+	if path == "" {
+		return os.Getenv("MYSQL_PWD"), nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("--password-file: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", fmt.Errorf("--password-file: %w", err)
+	}
+	if m := st.Mode().Perm(); m&0o077 != 0 {
+		return "", fmt.Errorf("--password-file %s: mode %04o gives group or others access; run chmod 600 %s", path, m, path)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 4097))
+	if err != nil {
+		return "", fmt.Errorf("--password-file %s: %w", path, err)
+	}
+	if len(b) > 4096 {
+		return "", fmt.Errorf("--password-file %s: longer than 4096 bytes, not a password file", path)
+	}
+	pw, _, _ := strings.Cut(string(b), "\n")
+	pw = strings.TrimSuffix(pw, "\r")
+	if pw == "" {
+		return "", fmt.Errorf("--password-file %s: the first line is empty", path)
+	}
+	return pw, nil
+}
+
 func runTail(ctx context.Context, o options, stderr io.Writer) error {
+	// One writer per file, before anything touches it.
+	release, err := lockOutput(o.Out)
+	if err != nil {
+		return err
+	}
+	defer release()
 	// Recover the file first: a corrupt checkpoint fails before any
 	// connection, and a resumed run ignores --start.
 	f, rec, err := openOutput(o.Out)
@@ -285,7 +332,7 @@ func runTail(ctx context.Context, o options, stderr io.Writer) error {
 			return fmt.Errorf("--binlog-dir: %w", err)
 		}
 	}
-	offline := o.DSN.Host == ""
+	offline := o.Offline
 	var info serverInfo
 	if dir != nil {
 		if _, err := dir.Files(); err != nil {
@@ -361,9 +408,12 @@ func runTail(ctx context.Context, o options, stderr io.Writer) error {
 		}
 	}
 	cfg := tailConfig{
-		Source:               src,
-		MaxReconnectAttempts: 10,
-		Logger:               logger,
+		Source: src, // the library's reconnect default: about a minute
+		Logger: logger,
+		// Offline there is no server to read information_schema from:
+		// the tables the files create or alter are known, others are
+		// positional unless the files carry FULL row metadata.
+		SchemaSnapshot: !o.NoSnapshot && !offline,
 	}
 	if o.GTID {
 		if cfg.Start, cfg.TargetGTID, err = gtidPositions(ctx, o, prober, info.Flavor, !rec.Lines, offline); err != nil {
@@ -380,7 +430,7 @@ func runTail(ctx context.Context, o options, stderr io.Writer) error {
 			}
 			cfg.Failover = &binlogstream.FailoverConfig{Resolver: binlogstream.StaticResolver(cands...)}
 			// Fail over after about a second of a dead server, not after
-			// the ~30 s that 10 attempts with backoff take.
+			// the minute the default reconnects take.
 			cfg.MaxReconnectAttempts = 3
 		}
 	} else {
@@ -508,9 +558,9 @@ func inspectServer(ctx context.Context, o options, needStart bool) (serverInfo, 
 	info := serverInfo{Flavor: o.Flavor}
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	c, err := client.ConnectWithContext(cctx, fmt.Sprintf("%s:%d", o.DSN.Host, o.DSN.Port), o.DSN.User, o.DSN.Password, "", 10*time.Second)
+	c, err := o.DSN.Connect(cctx)
 	if err != nil {
-		return info, fmt.Errorf("connect to %s: %w", o.DSN, err)
+		return info, err
 	}
 	defer c.Close()
 	if info.Flavor == "" {

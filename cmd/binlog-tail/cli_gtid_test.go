@@ -42,8 +42,46 @@ func TestGTIDFlags(t *testing.T) {
 	require.Len(t, o.FailoverTo, 2, "repeatable, in order")
 	assert.Equal(t, binlogstream.DSN{User: "a", Password: "pa", Host: "h1", Port: 3307}, o.FailoverTo[0])
 	assert.Equal(t, uint16(3306), o.FailoverTo[1].Port)
-	assert.Equal(t, []string{"hunter2", "pa", "pb"}, o.secrets())
-	assert.Equal(t, "x xxxxx y xxxxx", oneLine("x\npa y pb", o.secrets()...))
+}
+
+// TestPasswordSources: a DSN's own password wins, then --password-file
+// (mode checked), then MYSQL_PWD; --failover-to DSNs get the same.
+func TestPasswordSources(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "x.jsonl")
+	file := func(name, content string, mode os.FileMode) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(content), mode))
+		require.NoError(t, os.Chmod(p, mode)) // whatever the umask
+		return p
+	}
+	good := file("pw", "Fr0m-File\nignored second line\n", 0o600)
+	t.Setenv("MYSQL_PWD", "Fr0m-Env")
+	parse := func(args ...string) (options, error) {
+		return parseFlags(append([]string{"--out", out, "--gtid"}, args...), &bytes.Buffer{})
+	}
+	o, err := parse("--dsn", "a@tcp(h1)/", "--failover-to", "b@tcp(h2)/", "--failover-to", "c:own@tcp(h3)/")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"Fr0m-Env", "Fr0m-Env", "own"}, []string{o.DSN.Password, o.FailoverTo[0].Password, o.FailoverTo[1].Password})
+	o, err = parse("--dsn", "a@tcp(h1)/", "--failover-to", "b@tcp(h2)/", "--password-file", good)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"Fr0m-File", "Fr0m-File"}, []string{o.DSN.Password, o.FailoverTo[0].Password})
+	o, err = parse("--dsn", "a:own@tcp(h1)/", "--password-file", file("crlf", "Cr-Lf\r\n", 0o400))
+	require.NoError(t, err)
+	assert.Equal(t, "own", o.DSN.Password)
+
+	for _, tc := range []struct{ path, msg string }{
+		{file("open", "Gr0up-Read\n", 0o640), "mode 0640 gives group or others access; run chmod 600"},
+		{file("empty", "\n", 0o600), "the first line is empty"},
+		{filepath.Join(dir, "missing"), "no such file"},
+	} {
+		var stderr bytes.Buffer
+		code := cli(context.Background(), []string{"--dsn", "a@tcp(h1)/", "--out", out, "--password-file", tc.path}, &bytes.Buffer{}, &stderr)
+		assert.Equal(t, 2, code)
+		assert.Contains(t, stderr.String(), "--password-file")
+		assert.Contains(t, stderr.String(), tc.msg)
+		assert.NotContains(t, stderr.String(), "Gr0up-Read")
+	}
 }
 
 // TestGTIDModeMismatch: a file whose last token is of the other mode is

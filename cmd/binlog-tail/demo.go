@@ -317,8 +317,9 @@ func runDemo(ctx context.Context, out io.Writer, newServer func() (*demoServer, 
 	}
 	atCut := binlogstream.Position{File: beforeCut.File, Offset: uint64(beforeCut.End)}
 	cutDrops := countEvents(srv.Binlog, reopened, atCut)
-	if res.Stats.Dropped != resumeDrops+cutDrops {
-		return fmt.Errorf("resumed run: Stats().Dropped %d, want %d + %d", res.Stats.Dropped, resumeDrops, cutDrops)
+	if res.Stats.DroppedAtStart != resumeDrops || res.Stats.DroppedAfterReconnect != cutDrops {
+		return fmt.Errorf("resumed run: Stats() DroppedAtStart %d, DroppedAfterReconnect %d, want %d and %d",
+			res.Stats.DroppedAtStart, res.Stats.DroppedAfterReconnect, resumeDrops, cutDrops)
 	}
 	p("4. Meanwhile the resumed run's TCP connection was cut %d bytes into the %d-byte %s at %s:%d",
 		frame/2-5, cutIn.End-cutIn.Start, rowsName(cutIn.Type), cutIn.File, cutIn.Start)
@@ -327,8 +328,8 @@ func runDemo(ctx context.Context, out io.Writer, newServer func() (*demoServer, 
 	p("   The streamer reconnected by itself (Stats().Reconnects %d; dumps the primary served: %s, then %s):",
 		res.Stats.Reconnects, dumps[0], dumps[1])
 	p("   it reopened at its own safe point, before the statement's Table_maps, and dropped the %d replayed", cutDrops)
-	p("   events up to %s it had delivered. Stats().Dropped %d = %d at the resume + %d after the cut.",
-		atCut, res.Stats.Dropped, resumeDrops, cutDrops)
+	p("   events up to %s it had delivered. Stats(): DroppedAtStart %d, DroppedAfterReconnect %d.",
+		atCut, res.Stats.DroppedAtStart, res.Stats.DroppedAfterReconnect)
 	if line := reconnectLine(logs.String()); line != "" {
 		p("   Its log: %s", line)
 	}

@@ -4,9 +4,9 @@
 //
 // Usage:
 //
-//	binlog-tail --dsn 'USER:PASS@tcp(HOST:PORT)/' --out FILE
+//	binlog-tail --dsn 'USER@tcp(HOST:PORT)/' [--password-file FILE] --out FILE
 //	    [--start oldest|current|FILE:POS] [--stop-at-current]
-//	    [--server-id N] [--flavor mysql|mariadb] [--quiet] [--cpuprofile FILE]
+//	    [--server-id N] [--flavor mysql|mariadb] [--no-schema-snapshot] [--quiet] [--cpuprofile FILE]
 //	binlog-tail --dsn DSN --out FILE --gtid [--failover-to DSN]...
 //	    [--start oldest|current|GTID_SET] [--stop-at-current] [...]
 //	binlog-tail --binlog-dir DIR --out FILE [--gtid] [--start ...] [--stop-at-current] [...]
@@ -14,8 +14,12 @@
 //
 // Flags:
 //
-//   - --dsn: the source server. The user needs REPLICATION SLAVE and
-//     BINLOG MONITOR (MariaDB) or REPLICATION CLIENT (MySQL).
+//   - --dsn: the source server, a go-sql-driver DSN (tcp(HOST:PORT) or
+//     unix(PATH)); TLS with ?tls=true|skip-verify|preferred and
+//     tls-ca=FILE, tls-cert=FILE, tls-key=FILE (see binlogstream.DSN),
+//     used by every connection binlog-tail makes. The user needs
+//     REPLICATION SLAVE and BINLOG MONITOR (MariaDB) or REPLICATION CLIENT
+//     (MySQL).
 //   - --binlog-dir DIR (without --dsn): read the binlog files in DIR
 //     instead of a server: a server's binlog directory, a copy of one, or
 //     an archive written by mariadb-binlog/mysqlbinlog --raw. The files
@@ -28,6 +32,9 @@
 //     without --stop-at-current binlog-tail follows the files as they grow
 //     (a partly written last event is waited for). A corrupt event (bad
 //     checksum, impossible length) stops it with the file and offset.
+//     There is no server to take a schema snapshot from: the tables the
+//     files create or alter are known from their DDL, others are
+//     positional unless the files carry binlog_row_metadata=FULL.
 //     --binlog-base NAME picks the binlog when DIR holds several (a
 //     replica's datadir has its relay log too): NAME.index, or the files
 //     NAME.NNNNNN.
@@ -40,7 +47,18 @@
 //     DIR and handed over to the server at a file end, between
 //     transactions. Without DIR, a resume in a purged file fails (error
 //     1236) with a hint to add --binlog-dir.
-//   - --out: the output file. When it is not empty, binlog-tail first cuts
+//   - --password-file FILE: the password of every DSN (--dsn,
+//     --failover-to) written without one, from FILE's first line; FILE
+//     must give group and others no access (chmod 600). Without it the
+//     MYSQL_PWD environment variable gives that password. Either keeps it
+//     out of ps listings and shell history, where a password in --dsn is
+//     seen. No output (errors, warnings, progress, FILE) ever holds a
+//     password: DSNs are shown as USER:xxxxx@....
+//   - --out: the output file, created with mode 0600 (the umask may remove
+//     more): it holds row data. binlog-tail holds an advisory lock (flock)
+//     on it for as long as it runs, and a second binlog-tail on the same
+//     file exits 1 at once naming it; the kernel drops the lock of a killed
+//     process, so a rerun is never blocked. When FILE is not empty, binlog-tail first cuts
 //     an incomplete last line (one without a trailing newline, what a kill
 //     in the middle of a write leaves), then resumes right after the last
 //     complete line from that line's "resume" token; --start is ignored.
@@ -79,6 +97,9 @@
 //     server (or a binlog-tail and a replica) need different ids.
 //   - --flavor: mysql or mariadb; by default detected from the server
 //     version ("MariaDB" in it).
+//   - --no-schema-snapshot: do not read information_schema; the tables
+//     created before the stream then have positional rows unless the
+//     server logs binlog_row_metadata=FULL.
 //   - --quiet: no progress line (about once a second: position, rows/s and
 //     lag) and no reconnect warnings on stderr.
 //   - --cpuprofile FILE: write a CPU profile of the run (go tool pprof).
@@ -87,39 +108,82 @@
 //
 // SIGINT and SIGTERM stop promptly, flush and exit 0. Any error prints one
 // line "binlog-tail: ..." on stderr (never a password) and exits 1 (2 for
-// bad flags). A dropped connection is reconnected by the library (10
-// attempts with backoff; 3 when --failover-to is given) with no line lost or
-// repeated.
+// bad flags). A dropped connection is reconnected by the library with no
+// line lost or repeated: for about a minute (its default, enough for a
+// server restart with crash recovery), or 3 attempts when --failover-to is
+// given.
 //
 // # Output format
 //
-// One line per row change and one per DDL or other statement; BEGIN,
-// COMMIT, ROLLBACK, XID, Table_map, Format_description and the other events
-// write none. Keys always come in this order ("before" only for updates,
-// "gtid" only when the transaction has a GTID):
+// One line per row change, one per Table_map (the table of the rows that
+// follow) and one per DDL or other statement; BEGIN, COMMIT, ROLLBACK, XID,
+// Format_description and the other events write none. Keys always come in
+// this order ("positional" only for a table whose columns are unknown,
+// "before" only for updates, "primary_key" and "unknown" only when there
+// is one, "gtid" only when the transaction has a GTID):
 //
-//	{"type":"insert|update|delete","schema":S,"table":T,"row":[...],"before":[...],"gtid":G,"file":F,"pos":P,"resume":R}
+//	{"type":"table","schema":S,"table":T,"source":"binlog|history|unknown","columns":[{"name":N,"type":TY,"charset":C,"nullable":B},...],"primary_key":[N,...],"unknown":WHY,"gtid":G,"file":F,"pos":P,"resume":R}
+//	{"type":"insert|update|delete","schema":S,"table":T,"positional":true,"row":{...}|[...],"before":{...}|[...],"gtid":G,"file":F,"pos":P,"resume":R}
 //	{"type":"query","schema":S,"query":Q,"gtid":G,"file":F,"pos":P,"resume":R}
 //
 // "row" is the inserted row, the updated row's after image, or the deleted
-// row. "file" and "pos" are the end of the binlog event the line comes from
+// row: an object keyed by column name, in the table's column order, as of
+// the row's binlog position (binlogstream's Event.Table: the Table_map's
+// own names under binlog_row_metadata=FULL, else the schema history). A
+// column the row image left out (binlog_row_image MINIMAL or NOBLOB) is
+// absent; a NULL is null. Where no schema can be proven (the table line's
+// "source" is "unknown" and "unknown" says why) the row is an array of
+// every value in column order and the line says "positional":true. The
+// table line gives each column's declared type ("int unsigned",
+// "varchar(40)", "enum('a','b')"; null where unknown), its charset when
+// known, and whether it is nullable. "file" and "pos" are the end of the binlog event the line comes from
 // (all rows of one event share them); in GTID mode they are informational
 // and, after a failover, those of the new server's binlog. "resume" is the binlogstream token
 // for the moment right after this line: after the n-th row of an event it
 // is Event.ResumeAfterRows(n), which equals Event.Resume for the event's last
 // row; a query line's is Event.Resume.
 //
-// Column values, in the table's column order:
+// # Schema history
 //
-//   - integers (also BIT, YEAR, and ENUM/SET as their index/bitmask) and
-//     floats: JSON numbers. UNSIGNED columns read as unsigned only when the
-//     server logs signedness (binlog_row_metadata MINIMAL or FULL);
-//   - DECIMAL: a string ("12.50");
-//   - NULL: null (also a column a MINIMAL/NOBLOB row image left out);
-//   - strings, blobs, JSON: a JSON string when the bytes are valid UTF-8
-//     (lossless), otherwise {"base64":"..."} with standard padded base64;
-//   - DATE, TIME, DATETIME, TIMESTAMP: strings as "2006-01-02 15:04:05[.ffffff]",
-//     TIMESTAMP rendered in UTC.
+// The schema history lives next to the output, in FILE.schema (one
+// checksummed JSON record per line: an information_schema snapshot, the
+// binlog's DDL statements). The first run against a server reads the
+// snapshot (the user then needs SELECT on the streamed tables; see
+// --no-schema-snapshot); when it is newer than --start, the binlog in
+// between is read once for its DDL. A rerun uses the history as of the
+// last line's token, never the live schema. An output file that starts
+// over (no complete line) starts a new history. A table whose Table_map
+// contradicts the history (a DDL run with sql_log_bin=0) stops the run
+// with an error naming the table, position and difference.
+//
+// Column values are what the server means (binlogstream's Table.Value),
+// in the table's column order:
+//
+//   - integers, BIT, YEAR: JSON numbers with every digit (UNSIGNED columns
+//     as unsigned whenever the table is known, BIGINT UNSIGNED and BIT(64)
+//     up to 18446744073709551615: parse them as 64-bit integers, not as
+//     doubles); FLOAT and DOUBLE: JSON numbers;
+//   - DECIMAL: a string with its exact digits ("12.50");
+//   - text (CHAR, VARCHAR, TEXT): a JSON string, decoded to UTF-8 from the
+//     column's charset (utf8mb4, latin1, ascii, utf16, utf16le, utf32,
+//     ucs2, cp1251 and the other common ones); a charset binlog-tail
+//     cannot decode gives {"charset":"...","base64":"..."};
+//   - binary strings and BLOBs: a JSON string when the bytes are valid
+//     UTF-8, otherwise {"base64":"..."} (standard, padded); BINARY(n) with
+//     all its n bytes, trailing 0x00 included;
+//   - JSON: its text, as a string; ENUM and SET: the member names ("a",
+//     "x,z"; the index or bitmask when the members are unknown);
+//   - DATE "2006-01-02", TIME "[-]838:59:59[.f]", DATETIME and TIMESTAMP
+//     "2006-01-02 15:04:05[.f]", with exactly the column's fractional
+//     digits; zero dates as the server shows them ("0000-00-00"); TIMESTAMP
+//     in UTC;
+//   - MariaDB's UUID, INET6, INET4: their text ("::ffff:10.0.0.1");
+//   - GEOMETRY: {"srid":N,"wkb":"<hex of the OGC well-known binary>"};
+//   - NULL: null. A column the row image left out is absent from the row.
+//
+// Without a known table (a positional row) integers of UNSIGNED columns
+// read as signed unless the server logs signedness (binlog_row_metadata
+// MINIMAL or FULL), and text is written as its bytes.
 //
 // The same binlog always gives the same bytes: only "file", "pos" and
 // "resume" depend on where the events sit in the binlog.

@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -26,35 +28,97 @@ func isTxnMarker(q []byte) bool {
 }
 
 // appendRowLine appends the line of one row change: image after is the row
-// (for a delete, the deleted row); before is the update's before image.
-// The streaming path builds the same bytes from the parts below, with the
-// per-event parts rendered once per event.
-func appendRowLine(b []byte, kind string, re *replication.RowsEvent, before, after []any, ev *binlogstream.Event, resume binlogstream.ResumePosition) []byte {
-	b = appendRowHead(b, kind, re)
-	b = appendRowImages(b, before, after)
+// (for a delete, the deleted row); before is the update's before image;
+// skipAfter and skipBefore the columns each image left out (MINIMAL and
+// NOBLOB row images). The streaming path builds the same bytes from the
+// parts below, with the per-event parts rendered once per event.
+func appendRowLine(b []byte, kind string, re *replication.RowsEvent, tbl *binlogstream.Table, before, after []any,
+	skipBefore, skipAfter []int, ev *binlogstream.Event, resume binlogstream.ResumePosition) []byte {
+	b = appendRowHead(b, kind, re, tbl)
+	b = appendRowImages(b, tbl, before, after, skipBefore, skipAfter)
 	b = appendTailHead(b, ev)
 	return appendToken(b, resume)
 }
 
-// appendRowHead: `{"type":K,"schema":S,"table":T,"row":`.
-func appendRowHead(b []byte, kind string, re *replication.RowsEvent) []byte {
+// appendRowHead: `{"type":K,"schema":S,"table":T,"row":`, with
+// `"positional":true` before "row" when the table's columns are unknown.
+func appendRowHead(b []byte, kind string, re *replication.RowsEvent, tbl *binlogstream.Table) []byte {
 	b = append(b, `{"type":"`...)
 	b = append(b, kind...)
 	b = append(b, `","schema":`...)
 	b = appendBytes(b, re.Table.Schema)
 	b = append(b, `,"table":`...)
 	b = appendBytes(b, re.Table.Table)
+	if !tbl.Known() {
+		b = append(b, `,"positional":true`...)
+	}
 	return append(b, `,"row":`...)
 }
 
-// appendRowImages: the row, then `,"before":[...]` for an update.
-func appendRowImages(b []byte, before, after []any) []byte {
-	b = appendRow(b, after)
+// appendRowImages: the row, then `,"before":...` for an update.
+func appendRowImages(b []byte, tbl *binlogstream.Table, before, after []any, skipBefore, skipAfter []int) []byte {
+	b = appendRow(b, tbl, after, skipAfter)
 	if before != nil {
 		b = append(b, `,"before":`...)
-		b = appendRow(b, before)
+		b = appendRow(b, tbl, before, skipBefore)
 	}
 	return b
+}
+
+// appendTableLine appends the line of a Table_map: the table the rows after
+// it belong to, as of this position.
+func appendTableLine(b []byte, tm *replication.TableMapEvent, tbl *binlogstream.Table, ev *binlogstream.Event) []byte {
+	b = append(b, `{"type":"table","schema":`...)
+	b = appendBytes(b, tm.Schema)
+	b = append(b, `,"table":`...)
+	b = appendBytes(b, tm.Table)
+	if tbl == nil {
+		tbl = &binlogstream.Table{}
+	}
+	b = append(b, `,"source":"`...)
+	b = append(b, tbl.Source.String()...)
+	b = append(b, `","columns":[`...)
+	for i, c := range tbl.Columns {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"name":`...)
+		if tbl.Known() {
+			b = appendString(b, c.Name)
+		} else {
+			b = append(b, "null"...)
+		}
+		b = append(b, `,"type":`...)
+		if c.Type != "" {
+			b = appendString(b, c.Type)
+		} else {
+			b = append(b, "null"...)
+		}
+		if c.Charset != "" {
+			b = append(b, `,"charset":`...)
+			b = appendString(b, c.Charset)
+		}
+		b = append(b, `,"nullable":`...)
+		b = strconv.AppendBool(b, c.Nullable)
+		b = append(b, '}')
+	}
+	b = append(b, ']')
+	if len(tbl.PrimaryKey) > 0 && tbl.Known() {
+		b = append(b, `,"primary_key":[`...)
+		for i, k := range tbl.PrimaryKey {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, tbl.Columns[k].Name)
+		}
+		b = append(b, ']')
+	}
+	if tbl.Unknown != "" {
+		b = append(b, `,"unknown":`...)
+		b = appendString(b, tbl.Unknown)
+	}
+	b = appendTailHead(b, ev)
+	return appendToken(b, ev.Resume)
 }
 
 // appendQueryLine appends the line of a DDL or other statement event.
@@ -91,15 +155,35 @@ func appendToken(b []byte, resume binlogstream.ResumePosition) []byte {
 	return append(b, "\"}\n"...)
 }
 
-func appendRow(b []byte, row []any) []byte {
-	b = append(b, '[')
+// appendRow writes a row image: an object keyed by column name, in the
+// table's column order and without the columns the image left out, when
+// the table is known; else an array of every value.
+func appendRow(b []byte, tbl *binlogstream.Table, row []any, skipped []int) []byte {
+	if !tbl.Known() || len(tbl.Columns) != len(row) {
+		b = append(b, '[')
+		for i, v := range row {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendValue(b, tbl.Value(i, v))
+		}
+		return append(b, ']')
+	}
+	b = append(b, '{')
+	first := true
 	for i, v := range row {
-		if i > 0 {
+		if len(skipped) > 0 && slices.Contains(skipped, i) {
+			continue
+		}
+		if !first {
 			b = append(b, ',')
 		}
-		b = appendValue(b, v)
+		first = false
+		b = appendString(b, tbl.Columns[i].Name)
+		b = append(b, ':')
+		b = appendValue(b, tbl.Value(i, v))
 	}
-	return append(b, ']')
+	return append(b, '}')
 }
 
 // timeLayout renders time.Time values (only seen when a decoder is set to
@@ -143,6 +227,18 @@ func appendValue(b []byte, v any) []byte {
 		return appendBytes(b, v)
 	case time.Time:
 		return appendString(b, v.UTC().Format(timeLayout))
+	case binlogstream.Geometry:
+		b = append(b, `{"srid":`...)
+		b = strconv.AppendUint(b, uint64(v.SRID), 10)
+		b = append(b, `,"wkb":"`...)
+		b = hex.AppendEncode(b, v.WKB)
+		return append(b, `"}`...)
+	case binlogstream.RawText:
+		b = append(b, `{"charset":`...)
+		b = appendString(b, v.Charset)
+		b = append(b, `,"base64":"`...)
+		b = base64.StdEncoding.AppendEncode(b, v.Bytes)
+		return append(b, `"}`...)
 	case fmt.Stringer: // decimal.Decimal with UseDecimal, JSON partial-update diffs
 		return appendString(b, v.String())
 	default:

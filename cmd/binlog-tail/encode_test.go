@@ -97,12 +97,29 @@ func TestLines(t *testing.T) {
 	ev := testEvent(replication.UPDATE_ROWS_EVENTv1, re, "0-1-5")
 	tok := ev.Resume.String()
 
-	got := string(appendRowLine(nil, "update", re, []any{int32(1), "a"}, []any{int32(1), nil}, ev, ev.Resume))
-	assert.Equal(t, `{"type":"update","schema":"d","table":"t","row":[1,null],"before":[1,"a"],"gtid":"0-1-5","file":"bin.000001","pos":200,"resume":"`+tok+`"}`+"\n", got)
+	// a table whose columns are unknown: positional
+	unknown := &binlogstream.Table{Schema: "d", Name: "t", Columns: make([]binlogstream.Column, 2), Unknown: "no metadata"}
+	got := string(appendRowLine(nil, "update", re, unknown, []any{int32(1), "a"}, []any{int32(1), nil}, nil, nil, ev, ev.Resume))
+	assert.Equal(t, `{"type":"update","schema":"d","table":"t","positional":true,"row":[1,null],"before":[1,"a"],"gtid":"0-1-5","file":"bin.000001","pos":200,"resume":"`+tok+`"}`+"\n", got)
+
+	// a known table: keyed by name, in column order; a column the image
+	// left out is absent, a NULL is null
+	known := &binlogstream.Table{Schema: "d", Name: "t", Source: binlogstream.SchemaFromHistory,
+		Columns: []binlogstream.Column{{Name: "id", Type: "int"}, {Name: "v", Type: "varchar(3)"}}}
+	got = string(appendRowLine(nil, "update", re, known, []any{int32(1), nil}, []any{int32(1), nil}, []int{1}, nil, ev, ev.Resume))
+	assert.Equal(t, `{"type":"update","schema":"d","table":"t","row":{"id":1,"v":null},"before":{"id":1},"gtid":"0-1-5","file":"bin.000001","pos":200,"resume":"`+tok+`"}`+"\n", got)
 
 	ev.GTID = ""
-	got = string(appendRowLine(nil, "delete", re, nil, []any{int64(7)}, ev, ev.Resume))
-	assert.Equal(t, `{"type":"delete","schema":"d","table":"t","row":[7],"file":"bin.000001","pos":200,"resume":"`+tok+`"}`+"\n", got)
+	one := &binlogstream.Table{Source: binlogstream.SchemaFromBinlog, Columns: []binlogstream.Column{{Name: "n\"x"}}}
+	got = string(appendRowLine(nil, "delete", re, one, nil, []any{int64(7)}, nil, nil, ev, ev.Resume))
+	assert.Equal(t, `{"type":"delete","schema":"d","table":"t","row":{"n\"x":7},"file":"bin.000001","pos":200,"resume":"`+tok+`"}`+"\n", got)
+
+	known.PrimaryKey = []int{0}
+	known.Columns[1].Charset, known.Columns[1].Nullable = "utf8mb4", true
+	got = string(appendTableLine(nil, re.Table, known, ev))
+	assert.Equal(t, `{"type":"table","schema":"d","table":"t","source":"history","columns":[{"name":"id","type":"int","nullable":false},{"name":"v","type":"varchar(3)","charset":"utf8mb4","nullable":true}],"primary_key":["id"],"file":"bin.000001","pos":200,"resume":"`+tok+`"}`+"\n", got)
+	got = string(appendTableLine(nil, re.Table, unknown, ev))
+	assert.Equal(t, `{"type":"table","schema":"d","table":"t","source":"unknown","columns":[{"name":null,"type":null,"nullable":false},{"name":null,"type":null,"nullable":false}],"unknown":"no metadata","file":"bin.000001","pos":200,"resume":"`+tok+`"}`+"\n", got)
 
 	q := &replication.QueryEvent{Schema: []byte("d"), Query: []byte("ALTER TABLE t\nADD x INT")}
 	got = string(appendQueryLine(nil, q, testEvent(replication.QUERY_EVENT, q, "")))

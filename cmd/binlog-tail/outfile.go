@@ -29,8 +29,9 @@ type recovered struct {
 }
 
 // openOutput opens (or creates) path for appending after recovering it.
+// A new file gets mode 0600 (less if the umask says so): it holds row data.
 func openOutput(path string) (*os.File, recovered, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, recovered{}, err
 	}

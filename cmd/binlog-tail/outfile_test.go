@@ -69,3 +69,33 @@ func TestRecoverFile(t *testing.T) {
 		})
 	}
 }
+
+// TestOutputFileModeAndLock: a new output file is 0600 (the umask may take
+// more away), and a second lock on it is refused at once, naming it.
+func TestOutputFileModeAndLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "out.jsonl")
+	release, err := lockOutput(path)
+	require.NoError(t, err)
+	st, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Zero(t, st.Mode().Perm()&^0o600, "mode %04o", st.Mode().Perm())
+	require.NoError(t, os.Remove(path))
+	f, _, err := openOutput(path)
+	require.NoError(t, err)
+	f.Close()
+	st, err = os.Stat(path)
+	require.NoError(t, err)
+	assert.Zero(t, st.Mode().Perm()&^0o600, "mode %04o", st.Mode().Perm())
+	require.NoError(t, os.Remove(path))
+	release()
+
+	release, err = lockOutput(path)
+	require.NoError(t, err)
+	_, err = lockOutput(path) // flock locks of two opens conflict within one process too
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), path+" is in use by another binlog-tail")
+	release()
+	release, err = lockOutput(path)
+	require.NoError(t, err, "free again once released")
+	release()
+}

@@ -33,6 +33,10 @@ type tailConfig struct {
 	// Failover, when set, moves a GTID-mode stream to a validated writer
 	// when its server stays unreachable (--failover-to).
 	Failover *binlogstream.FailoverConfig
+	// SchemaSnapshot reads information_schema at the first run for the
+	// tables created before the stream (the Source must be a server). The
+	// schema history is kept next to the output file, in FILE.schema.
+	SchemaSnapshot bool
 
 	MaxReconnectAttempts int
 	ReconnectBackoff     time.Duration
@@ -251,6 +255,16 @@ func tail(ctx context.Context, path string, cfg tailConfig) (res tailResult, err
 		return res, nil // nothing to do
 	}
 
+	if !rec.Lines {
+		// The schema history belongs to the output: a file that starts
+		// over starts a new one (perhaps on another server's binlog).
+		if err := os.Remove(schemaPath(path)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			f.Close()
+			return res, err
+		}
+	}
+	store := binlogstream.NewFileSchemaStore(schemaPath(path))
+	defer store.Close()
 	s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{
 		Source:               cfg.Source,
 		Start:                from,
@@ -258,6 +272,7 @@ func tail(ctx context.Context, path string, cfg tailConfig) (res tailResult, err
 		ReconnectBackoff:     cfg.ReconnectBackoff,
 		Failover:             cfg.Failover,
 		Logger:               cfg.Logger,
+		Schema:               &binlogstream.SchemaConfig{Store: store, Snapshot: cfg.SchemaSnapshot},
 	})
 	if err != nil {
 		return res, err
@@ -293,6 +308,9 @@ func tail(ctx context.Context, path string, cfg tailConfig) (res tailResult, err
 	}
 	return res, err
 }
+
+// schemaPath is where the schema history of the output file lives.
+func schemaPath(out string) string { return out + ".schema" }
 
 // background flushes the buffer every FlushEvery (so the file trails an
 // idle stream by at most that) and prints progress.
@@ -389,6 +407,7 @@ func (t *tailer) onEvent(_ context.Context, ev binlogstream.Event) error {
 		if isTxnMarker(e.Query) {
 			return t.checkTarget(&ev)
 		}
+	case *replication.TableMapEvent:
 	default:
 		return t.checkTarget(&ev)
 	}
@@ -437,24 +456,36 @@ func (j *job) format() {
 			per = 2
 		}
 		// The parts every line of the event shares.
-		j.head = appendRowHead(j.head[:0], kind, e)
+		j.head = appendRowHead(j.head[:0], kind, e, ev.Table)
 		j.tail = appendTailHead(j.tail[:0], ev)
 		n := len(e.Rows) / per
 		if j.crashAt >= 0 {
 			n = min(n, j.crashAt+1)
 		}
+		// A MINIMAL or NOBLOB row image names the columns it left out.
+		skips := e.SkippedColumns
+		if len(skips) != len(e.Rows) {
+			skips = nil
+		}
 		for i := range n {
 			var before, after []any
+			var skipBefore, skipAfter []int
 			if per == 2 {
 				before, after = e.Rows[2*i], e.Rows[2*i+1]
+				if skips != nil {
+					skipBefore, skipAfter = skips[2*i], skips[2*i+1]
+				}
 			} else {
 				after = e.Rows[i]
+				if skips != nil {
+					skipAfter = skips[i]
+				}
 			}
 			if i == j.crashAt {
 				j.cut = len(b)
 			}
 			b = append(b, j.head...)
-			b = appendRowImages(b, before, after)
+			b = appendRowImages(b, ev.Table, before, after, skipBefore, skipAfter)
 			b = append(b, j.tail...)
 			b = appendToken(b, ev.ResumeAfterRows(i+1))
 		}
@@ -462,6 +493,9 @@ func (j *job) format() {
 		if j.crashAt >= 0 {
 			j.lines, j.rows = uint64(n-1), uint64(n-1)
 		}
+	case *replication.TableMapEvent:
+		b = appendTableLine(b, e, ev.Table, ev)
+		j.lines = 1
 	case *replication.QueryEvent:
 		b = appendQueryLine(b, e, ev)
 		j.lines = 1

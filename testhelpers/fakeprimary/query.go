@@ -46,14 +46,15 @@ func (p *Primary) variables() map[string]string {
 	}
 	executed := p.executed(bl)
 	v := map[string]string{
-		"server_id":         strconv.FormatUint(uint64(bl.ServerID), 10),
-		"version":           th.ServerVersion(bl.Flavor),
-		"binlog_checksum":   checksum,
-		"binlog_format":     "ROW",
-		"binlog_row_image":  "FULL",
-		"log_bin":           "1",
-		"log_slave_updates": "1",
-		"read_only":         "0",
+		"server_id":            strconv.FormatUint(uint64(bl.ServerID), 10),
+		"version":              th.ServerVersion(bl.Flavor),
+		"binlog_checksum":      checksum,
+		"binlog_format":        "ROW",
+		"binlog_row_image":     "FULL",
+		"log_bin":              "1",
+		"log_slave_updates":    "1",
+		"read_only":            "0",
+		"character_set_server": "utf8mb4",
 	}
 	if bl.Flavor == th.MariaDB {
 		domain := "0"
@@ -158,6 +159,15 @@ func (c *conn) set(assignments string) {
 // selectExprs answers SELECT of system variables, user variables and
 // literals, one column per expression named as written (or its alias).
 func (c *conn) selectExprs(list string) (*mysql.Result, error) {
+	if i := strings.Index(strings.ToUpper(list), " FROM INFORMATION_SCHEMA."); i >= 0 {
+		// The fake primary has no tables of its own: its information_schema
+		// answers every query with no rows (its Table_maps log FULL metadata).
+		var names []string
+		for _, expr := range splitTop(list[:i]) {
+			names = append(names, strings.TrimSpace(expr))
+		}
+		return resultset(names, nil)
+	}
 	if strings.Contains(strings.ToUpper(list), " FROM ") {
 		return nil, mysql.NewError(mysql.ER_PARSE_ERROR, "fakeprimary does not understand SELECT ... FROM")
 	}

@@ -1,0 +1,261 @@
+package binlogstream
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
+)
+
+// ErrSchemaMismatch is matched by a *SchemaMismatchError.
+var ErrSchemaMismatch = errors.New("binlogstream: the binlog's table does not match the schema history")
+
+// ErrSchemaHistory is matched by errors that say the schema history cannot
+// follow the binlog: a DDL statement that contradicts it (ALTER of a
+// column it does not have), a store that is corrupt or from another
+// binlog.
+var ErrSchemaHistory = errors.New("binlogstream: schema history")
+
+// SchemaMismatchError stops a stream whose Table_map does not match the
+// schema the history holds for the table at that position: a DDL the
+// binlog never saw (SET sql_log_bin=0), a restored backup, a lost history
+// record, or a token from another topology. No row of the table is
+// delivered with names the history cannot vouch for.
+type SchemaMismatchError struct {
+	Table    string   // `schema`.`table`
+	Position Position // where the Table_map starts
+	GTID     string   // the transaction's GTID, if any
+	Diff     string   // what differs
+}
+
+func (e *SchemaMismatchError) Error() string {
+	at := e.Position.String()
+	if e.GTID != "" {
+		at += " (GTID " + e.GTID + ")"
+	}
+	return fmt.Sprintf("binlogstream: table %s at %s does not match the schema history: %s "+
+		"(a DDL missing from the binlog, such as one run with sql_log_bin=0, a restored backup, a lost schema "+
+		"history record, or a resume token from another server)", e.Table, at, e.Diff)
+}
+
+func (e *SchemaMismatchError) Unwrap() error { return ErrSchemaMismatch }
+
+// merge checks a history table against the Table_map that describes the
+// rows that follow it and returns the Table of that version: names and
+// declared types from the history, codes and nullability from the map,
+// and signedness and charsets from the map where it logs them
+// (binlog_row_metadata=MINIMAL), which must then agree with the history.
+func merge(k tableKey, h *histTable, tm *replication.TableMapEvent) (*Table, string) {
+	if int(tm.ColumnCount) != len(h.cols) {
+		return nil, fmt.Sprintf("the binlog has %d columns, the schema history %d (%s)", tm.ColumnCount, len(h.cols), columnList(h.cols))
+	}
+	t := &Table{Schema: k.schema, Name: k.name, Source: SchemaFromHistory}
+	t.Columns = positionalColumns(tm)
+	for i := range t.Columns {
+		c, hc := &t.Columns[i], &h.cols[i]
+		if diff := checkColumn(hc, c.BinlogType, c.BinlogMeta); diff != "" {
+			return nil, fmt.Sprintf("column %d `%s` %s: %s", i+1, hc.Name, hc.Type, diff)
+		}
+		if len(tm.SignednessBitmap) > 0 && tm.IsNumericColumn(i) && c.Unsigned != hc.Unsigned {
+			return nil, fmt.Sprintf("column %d `%s` %s: the binlog says it is %s", i+1, hc.Name, hc.Type, signedness(c.Unsigned))
+		}
+		if c.Charset != "" && hc.Charset != "" && c.Charset != hc.Charset {
+			return nil, fmt.Sprintf("column %d `%s` %s: charset %s in the history, %s in the binlog", i+1, hc.Name, hc.Type, hc.Charset, c.Charset)
+		}
+		fromMap := *c
+		*c = *hc
+		c.BinlogType, c.BinlogMeta, c.Nullable = fromMap.BinlogType, fromMap.BinlogMeta, fromMap.Nullable
+		if c.Charset == "" {
+			c.Charset, c.Collation = fromMap.Charset, fromMap.Collation
+		}
+		if c.Elems == nil {
+			c.Elems = fromMap.Elems
+		}
+	}
+	for _, name := range h.pk {
+		if i := t.Column(name); i >= 0 {
+			t.PrimaryKey = append(t.PrimaryKey, i)
+		}
+	}
+	return t, ""
+}
+
+func signedness(unsigned bool) string {
+	if unsigned {
+		return "UNSIGNED"
+	}
+	return "signed"
+}
+
+func columnList(cols []Column) string {
+	s := ""
+	for i, c := range cols {
+		if i > 0 {
+			s += ", "
+		}
+		s += c.Name
+	}
+	return s
+}
+
+// checkColumn says how a Table_map column's type code and metadata differ
+// from what the declared type is written as, "" when they agree. Only
+// what the declared type fixes is compared: lengths of text columns need
+// the charset's width and are skipped when it is unknown.
+func checkColumn(c *Column, code byte, meta uint16) string {
+	want := func(codes ...byte) string {
+		for _, w := range codes {
+			if code == w {
+				return ""
+			}
+		}
+		return "the binlog writes it as " + typeCodeName(code, meta)
+	}
+	switch c.DataType {
+	case "tinyint", "bool", "boolean":
+		return want(mysql.MYSQL_TYPE_TINY)
+	case "smallint":
+		return want(mysql.MYSQL_TYPE_SHORT)
+	case "mediumint":
+		return want(mysql.MYSQL_TYPE_INT24)
+	case "int", "integer":
+		return want(mysql.MYSQL_TYPE_LONG)
+	case "bigint":
+		return want(mysql.MYSQL_TYPE_LONGLONG)
+	case "float":
+		return want(mysql.MYSQL_TYPE_FLOAT)
+	case "double", "real":
+		return want(mysql.MYSQL_TYPE_DOUBLE)
+	case "decimal", "numeric":
+		if d := want(mysql.MYSQL_TYPE_NEWDECIMAL); d != "" {
+			return d
+		}
+		if p, s := int(meta>>8), int(meta&0xff); p != c.Precision || s != c.Scale {
+			return fmt.Sprintf("the binlog writes decimal(%d,%d)", p, s)
+		}
+	case "year":
+		return want(mysql.MYSQL_TYPE_YEAR)
+	case "date":
+		return want(mysql.MYSQL_TYPE_DATE, mysql.MYSQL_TYPE_NEWDATE)
+	case "time":
+		return temporal(c, code, meta, mysql.MYSQL_TYPE_TIME, mysql.MYSQL_TYPE_TIME2)
+	case "datetime":
+		return temporal(c, code, meta, mysql.MYSQL_TYPE_DATETIME, mysql.MYSQL_TYPE_DATETIME2)
+	case "timestamp":
+		return temporal(c, code, meta, mysql.MYSQL_TYPE_TIMESTAMP, mysql.MYSQL_TYPE_TIMESTAMP2)
+	case "bit":
+		if d := want(mysql.MYSQL_TYPE_BIT); d != "" {
+			return d
+		}
+		if n := int(meta>>8)*8 + int(meta&0xff); n != c.Length {
+			return "the binlog writes bit(" + strconv.Itoa(n) + ")"
+		}
+	case "json":
+		if code == mysql.MYSQL_TYPE_BLOB && meta == 4 { // MariaDB: JSON is LONGTEXT
+			return ""
+		}
+		return want(mysql.MYSQL_TYPE_JSON)
+	case "geometry", "point", "linestring", "polygon", "multipoint", "multilinestring", "multipolygon", "geometrycollection":
+		return want(mysql.MYSQL_TYPE_GEOMETRY)
+	case "enum", "set":
+		real := mysql.MYSQL_TYPE_ENUM
+		if c.DataType == "set" {
+			real = mysql.MYSQL_TYPE_SET
+		}
+		if code != mysql.MYSQL_TYPE_STRING || byte(meta>>8) != real {
+			return "the binlog writes it as " + typeCodeName(code, meta)
+		}
+		if c.Elems != nil {
+			if n := enumSetPackLen(c.DataType, len(c.Elems)); int(meta&0xff) != n {
+				return fmt.Sprintf("the binlog stores it in %d bytes, %d members take %d", meta&0xff, len(c.Elems), n)
+			}
+		}
+	case "char", "binary":
+		if code != mysql.MYSQL_TYPE_STRING || byte(meta>>8)|0x30 != mysql.MYSQL_TYPE_STRING {
+			return "the binlog writes it as " + typeCodeName(code, meta)
+		}
+		if w := textWidth(c); w > 0 && stringFieldLength(meta) != c.Length*w {
+			return fmt.Sprintf("the binlog stores up to %d bytes, the declared type %d", stringFieldLength(meta), c.Length*w)
+		}
+	case "varchar", "varbinary":
+		if d := want(mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING); d != "" {
+			return d
+		}
+		if w := textWidth(c); w > 0 && int(meta) != c.Length*w {
+			return fmt.Sprintf("the binlog stores up to %d bytes, the declared type %d", meta, c.Length*w)
+		}
+	case "tinytext", "tinyblob", "text", "blob", "mediumtext", "mediumblob", "longtext", "longblob":
+		if d := want(mysql.MYSQL_TYPE_BLOB); d != "" {
+			return d
+		}
+		if n := blobPackLenOf(c.DataType); int(meta) != n {
+			return "the binlog writes it as " + blobName(int(meta), c.Charset == "binary")
+		}
+	case "uuid", "inet6", "inet4":
+		return want(mysql.MYSQL_TYPE_STRING)
+	}
+	return ""
+}
+
+func temporal(c *Column, code byte, meta uint16, old, v2 byte) string {
+	switch code {
+	case old:
+		return ""
+	case v2:
+		if int(meta) != c.FSP {
+			return fmt.Sprintf("the binlog writes %d fractional digits", meta)
+		}
+		return ""
+	}
+	return "the binlog writes it as " + typeCodeName(code, meta)
+}
+
+// textWidth is the bytes per character of a text column, 1 for binary
+// strings, 0 when unknown.
+func textWidth(c *Column) int {
+	switch c.DataType {
+	case "binary", "varbinary":
+		return 1
+	}
+	return charsetWidth(c.Charset)
+}
+
+func enumSetPackLen(dt string, members int) int {
+	if dt == "set" {
+		return min((members+7)/8, 8)
+	}
+	if members < 256 {
+		return 1
+	}
+	return 2
+}
+
+func blobPackLenOf(dt string) int {
+	switch dt {
+	case "tinytext", "tinyblob":
+		return 1
+	case "mediumtext", "mediumblob":
+		return 3
+	case "longtext", "longblob":
+		return 4
+	}
+	return 2
+}
+
+// typeCodeName names a Table_map column type for messages.
+func typeCodeName(code byte, meta uint16) string {
+	c := Column{BinlogType: code, BinlogMeta: meta}
+	typeFromBinlog(&c, "")
+	if c.DataType == "" {
+		return "type code " + strconv.Itoa(int(code))
+	}
+	if c.DataType == "char" && c.Charset == "" {
+		return "char/binary of " + strconv.Itoa(c.Length) + " bytes"
+	}
+	if c.DataType == "varchar" && c.Charset == "" {
+		return "varchar/varbinary of " + strconv.Itoa(c.Length) + " bytes"
+	}
+	return c.Type
+}

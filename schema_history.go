@@ -1,0 +1,800 @@
+package binlogstream
+
+import (
+	"fmt"
+	"maps"
+	"regexp"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/charset"
+	pmysql "github.com/pingcap/tidb/pkg/parser/mysql"
+	_ "github.com/pingcap/tidb/pkg/parser/test_driver" // the parser panics without a value driver
+	"github.com/pingcap/tidb/pkg/parser/types"
+)
+
+// The schema history is a value advanced by the binlog's DDL statements,
+// in binlog order, the way the trackers advance positions: no I/O, so a
+// test can replay a binlog into it and compare. Its tables are immutable
+// and replaced on change, so a copy of the maps is a copy of the history.
+
+type tableKey struct{ schema, name string }
+
+func (k tableKey) String() string { return quoteName(k.schema, k.name) }
+
+// histTable is one table version the history knows: its columns (names,
+// declared types, charsets; not the Table_map's codes) and primary key.
+type histTable struct {
+	cols    []Column
+	pk      []string // primary key column names, in key order
+	charset string   // table default charset
+}
+
+// schemaHistory is the schema as of one binlog position.
+type schemaHistory struct {
+	tables map[tableKey]*histTable
+	// unknown holds tables whose layout the history cannot prove, with
+	// the reason (an unparsable DDL, a CREATE ... SELECT, a LIKE of an
+	// unknown table).
+	unknown map[tableKey]string
+	// dbs holds the databases known to exist, with their default charset
+	// ("" when unknown).
+	dbs           map[string]string
+	serverCharset string
+	version       uint64 // bumped by the tracker on every change
+}
+
+func newSchemaHistory() *schemaHistory {
+	return &schemaHistory{tables: map[tableKey]*histTable{}, unknown: map[tableKey]string{}, dbs: map[string]string{}}
+}
+
+func (h *schemaHistory) clone() *schemaHistory {
+	return &schemaHistory{tables: maps.Clone(h.tables), unknown: maps.Clone(h.unknown), dbs: maps.Clone(h.dbs), serverCharset: h.serverCharset}
+}
+
+// isDDLText reports cheaply whether a Query event's text may change a
+// table's layout; only those are parsed.
+func isDDLText(q []byte) bool {
+	q = skipSQLSpaceAndComments(q)
+	for _, kw := range [...]string{"CREATE", "ALTER", "DROP", "RENAME", "TRUNCATE"} {
+		if len(q) > len(kw) && strings.EqualFold(string(q[:len(kw)]), kw) && !isIdentByte(q[len(kw)]) {
+			return true
+		}
+	}
+	return false
+}
+
+func isIdentByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// skipSQLSpaceAndComments drops leading blanks and comments, but not
+// executable comments (/*! or /*M!), which the server runs.
+func skipSQLSpaceAndComments(q []byte) []byte {
+	for {
+		for len(q) > 0 && (q[0] == ' ' || q[0] == '\t' || q[0] == '\n' || q[0] == '\r') {
+			q = q[1:]
+		}
+		switch {
+		case len(q) >= 2 && q[0] == '/' && q[1] == '*' && !(len(q) > 2 && (q[2] == '!' || q[2] == 'M')):
+			end := strings.Index(string(q[2:]), "*/")
+			if end < 0 {
+				return nil
+			}
+			q = q[end+4:]
+		case len(q) >= 1 && q[0] == '#', len(q) >= 3 && q[0] == '-' && q[1] == '-' && (q[2] == ' ' || q[2] == '\t'):
+			nl := strings.IndexByte(string(q), '\n')
+			if nl < 0 {
+				return nil
+			}
+			q = q[nl+1:]
+		default:
+			return q
+		}
+	}
+}
+
+// ddlChange says what one DDL statement did to the history, for the
+// record and for the tests.
+type ddlChange struct {
+	touched []tableKey // tables whose definition changed (renames: both names)
+	dbs     []string   // databases created, altered or dropped
+}
+
+// apply advances the history by one DDL statement run with default
+// database db. A statement the parser cannot read marks the tables it
+// names as unknown (never guessed); a statement that contradicts the
+// history (ALTER of a column that is not there) is an error, since the
+// history is then not the server's.
+func (h *schemaHistory) apply(db, sql string) (ddlChange, error) {
+	stmts, err := parseDDL(sql)
+	if err != nil {
+		keys := ddlTargets(db, sql)
+		for _, k := range keys {
+			delete(h.tables, k)
+			h.unknown[k] = "a DDL statement the schema parser cannot read: " + truncateSQL(sql) + " (" + err.Error() + ")"
+		}
+		ch := ddlChange{touched: keys}
+		if dropDB := dropDatabaseTarget(sql); dropDB != "" {
+			h.dropDatabase(dropDB)
+			ch.dbs = append(ch.dbs, dropDB)
+		}
+		return ch, nil
+	}
+	var ch ddlChange
+	for _, st := range stmts {
+		if err := h.applyStmt(db, st, sql, &ch); err != nil {
+			return ch, fmt.Errorf("%w: %v (statement: %s)", ErrSchemaHistory, err, truncateSQL(sql))
+		}
+	}
+	return ch, nil
+}
+
+func truncateSQL(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 200 {
+		return s[:200] + "..."
+	}
+	return s
+}
+
+// parseDDL parses with the TiDB parser (go-mysql's own dependency),
+// turning its panics (on some inputs) into errors. MariaDB's
+// CREATE OR REPLACE TABLE is read as DROP + CREATE.
+func parseDDL(sql string) (stmts []ast.StmtNode, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			stmts, err = nil, fmt.Errorf("parser panic: %v", r)
+		}
+	}()
+	text := sql
+	if m := createOrReplaceRE.FindStringIndex(text); m != nil {
+		text = text[:m[0]] + "CREATE TABLE" + text[m[1]:]
+		stmts, _, err = parser.New().ParseSQL(text)
+		if err != nil {
+			return nil, err
+		}
+		for _, st := range stmts {
+			if ct, ok := st.(*ast.CreateTableStmt); ok {
+				ct.IfNotExists = false
+				stmts = append([]ast.StmtNode{&ast.DropTableStmt{IfExists: true, Tables: []*ast.TableName{ct.Table}}}, stmts...)
+				break
+			}
+		}
+		return stmts, nil
+	}
+	stmts, _, err = parser.New().ParseSQL(text)
+	return stmts, err
+}
+
+var createOrReplaceRE = regexp.MustCompile(`(?i)^\s*CREATE\s+OR\s+REPLACE\s+TABLE`)
+
+func tableKeyOf(db string, tn *ast.TableName) tableKey {
+	schema := tn.Schema.O
+	if schema == "" {
+		schema = db
+	}
+	return tableKey{schema, tn.Name.O}
+}
+
+func (h *schemaHistory) applyStmt(db string, st ast.StmtNode, sql string, ch *ddlChange) error {
+	switch s := st.(type) {
+	case *ast.CreateDatabaseStmt:
+		cs := ""
+		for _, o := range s.Options {
+			cs = charsetOfOption(o.Tp == ast.DatabaseOptionCharset, o.Tp == ast.DatabaseOptionCollate, o.Value, cs)
+		}
+		if _, ok := h.dbs[s.Name.O]; !ok || !s.IfNotExists {
+			h.dbs[s.Name.O] = cs
+		}
+		ch.dbs = append(ch.dbs, s.Name.O)
+	case *ast.AlterDatabaseStmt:
+		name := s.Name.O
+		if name == "" {
+			name = db
+		}
+		for _, o := range s.Options {
+			h.dbs[name] = charsetOfOption(o.Tp == ast.DatabaseOptionCharset, o.Tp == ast.DatabaseOptionCollate, o.Value, h.dbs[name])
+		}
+		ch.dbs = append(ch.dbs, name)
+	case *ast.DropDatabaseStmt:
+		h.dropDatabase(s.Name.O)
+		ch.dbs = append(ch.dbs, s.Name.O)
+	case *ast.CreateTableStmt:
+		if s.TemporaryKeyword != ast.TemporaryNone {
+			return nil // not in a row-format binlog's rows
+		}
+		k := tableKeyOf(db, s.Table)
+		if s.IfNotExists && (h.tables[k] != nil || h.unknown[k] != "") {
+			return nil
+		}
+		ch.touched = append(ch.touched, k)
+		delete(h.unknown, k)
+		if s.ReferTable != nil {
+			src := tableKeyOf(db, s.ReferTable)
+			if t := h.tables[src]; t != nil {
+				h.tables[k] = t
+			} else {
+				delete(h.tables, k)
+				h.unknown[k] = "created LIKE " + src.String() + ", whose schema is unknown"
+			}
+			return nil
+		}
+		if s.Select != nil {
+			delete(h.tables, k)
+			h.unknown[k] = "CREATE TABLE ... SELECT logged as a statement: its columns are not in the binlog"
+			return nil
+		}
+		t, err := h.createTable(k, s)
+		if err != nil {
+			return err
+		}
+		h.tables[k] = t
+	case *ast.DropTableStmt:
+		if s.IsView {
+			return nil
+		}
+		for _, tn := range s.Tables {
+			k := tableKeyOf(db, tn)
+			ch.touched = append(ch.touched, k)
+			delete(h.tables, k)
+			delete(h.unknown, k)
+		}
+	case *ast.TruncateTableStmt:
+		ch.touched = append(ch.touched, tableKeyOf(db, s.Table)) // same layout, new table id
+	case *ast.RenameTableStmt:
+		// RENAME TABLE a TO b, c TO d runs left to right, so a swap through
+		// a temporary name works as written.
+		for _, tt := range s.TableToTables {
+			from, to := tableKeyOf(db, tt.OldTable), tableKeyOf(db, tt.NewTable)
+			h.move(from, to)
+			ch.touched = append(ch.touched, from, to)
+		}
+	case *ast.AlterTableStmt:
+		return h.alterTable(db, s, ch)
+	}
+	return nil
+}
+
+func (h *schemaHistory) dropDatabase(name string) {
+	delete(h.dbs, name)
+	for k := range h.tables {
+		if k.schema == name {
+			delete(h.tables, k)
+		}
+	}
+	for k := range h.unknown {
+		if k.schema == name {
+			delete(h.unknown, k)
+		}
+	}
+}
+
+// move renames a table (its definition or its unknown state).
+func (h *schemaHistory) move(from, to tableKey) {
+	t, why := h.tables[from], h.unknown[from]
+	delete(h.tables, from)
+	delete(h.unknown, from)
+	delete(h.tables, to)
+	delete(h.unknown, to)
+	switch {
+	case t != nil:
+		h.tables[to] = t
+	case why != "":
+		h.unknown[to] = why
+	default:
+		h.unknown[to] = "renamed from " + from.String() + ", whose schema is unknown"
+	}
+}
+
+func charsetOfOption(isCharset, isCollate bool, value, cur string) string {
+	switch {
+	case isCharset:
+		return normCharset(strings.ToLower(value))
+	case isCollate:
+		if c, err := charset.GetCollationByName(strings.ToLower(value)); err == nil {
+			return normCharset(c.CharsetName)
+		}
+		if i := strings.IndexByte(value, '_'); i > 0 {
+			return normCharset(strings.ToLower(value[:i]))
+		}
+	}
+	return cur
+}
+
+// normCharset names utf8 as MariaDB 10.6+ and MySQL 8 do.
+func normCharset(cs string) string {
+	if cs == "utf8" {
+		return "utf8mb3"
+	}
+	return cs
+}
+
+func normCollation(c string) string {
+	if strings.HasPrefix(c, "utf8_") {
+		return "utf8mb3_" + c[5:]
+	}
+	return c
+}
+
+func (h *schemaHistory) defaultCharset(k tableKey, opts []*ast.TableOption) string {
+	cs := ""
+	for _, o := range opts {
+		cs = charsetOfOption(o.Tp == ast.TableOptionCharset, o.Tp == ast.TableOptionCollate, o.StrValue, cs)
+	}
+	if cs == "" {
+		cs = h.dbs[k.schema]
+	}
+	if cs == "" {
+		cs = h.serverCharset
+	}
+	return cs
+}
+
+func (h *schemaHistory) createTable(k tableKey, s *ast.CreateTableStmt) (*histTable, error) {
+	t := &histTable{charset: h.defaultCharset(k, s.Options)}
+	for _, cd := range s.Cols {
+		c, pk := columnFromDef(cd, t.charset)
+		if pk {
+			t.pk = []string{c.Name}
+		}
+		t.cols = append(t.cols, c)
+	}
+	for _, con := range s.Constraints {
+		if con.Tp == ast.ConstraintPrimaryKey {
+			t.pk = constraintColumns(con)
+		}
+	}
+	if len(t.cols) == 0 {
+		return nil, fmt.Errorf("CREATE TABLE %s has no columns", k)
+	}
+	return t, nil
+}
+
+func constraintColumns(con *ast.Constraint) []string {
+	var cols []string
+	for _, kp := range con.Keys {
+		if kp.Column != nil {
+			cols = append(cols, kp.Column.Name.O)
+		}
+	}
+	return cols
+}
+
+// columnFromDef turns a parsed column definition into a Column (declared
+// type and charset; the Table_map supplies the rest) and says whether it
+// is declared PRIMARY KEY.
+func columnFromDef(cd *ast.ColumnDef, tableCharset string) (Column, bool) {
+	ft := cd.Tp
+	c := Column{Name: cd.Name.Name.O, Unsigned: pmysql.HasUnsignedFlag(ft.GetFlag())}
+	cs, coll := ft.GetCharset(), ft.GetCollate()
+	pk := false
+	for _, o := range cd.Options {
+		switch o.Tp {
+		case ast.ColumnOptionCollate:
+			coll = o.StrValue
+		case ast.ColumnOptionPrimaryKey:
+			pk = true
+		case ast.ColumnOptionGenerated:
+			c.Generated = true
+		}
+	}
+	if coll != "" && cs == "" {
+		cs = charsetOfOption(false, true, coll, "")
+	}
+	binary := cs == "binary" || pmysql.HasBinaryFlag(ft.GetFlag()) && ft.GetCharset() == "binary"
+	flen, dec := ft.GetFlen(), ft.GetDecimal()
+	switch ft.GetType() {
+	case pmysql.TypeTiny:
+		c.DataType = "tinyint"
+	case pmysql.TypeShort:
+		c.DataType = "smallint"
+	case pmysql.TypeInt24:
+		c.DataType = "mediumint"
+	case pmysql.TypeLong:
+		c.DataType = "int"
+	case pmysql.TypeLonglong:
+		c.DataType = "bigint"
+	case pmysql.TypeFloat:
+		c.DataType = "float"
+		if flen > 24 { // FLOAT(p) with p > 24 is a DOUBLE
+			c.DataType = "double"
+		}
+	case pmysql.TypeDouble:
+		c.DataType = "double"
+	case pmysql.TypeNewDecimal:
+		c.DataType, c.Precision, c.Scale = "decimal", flen, dec
+		if flen <= 0 {
+			c.Precision = 10
+		}
+		if dec < 0 {
+			c.Scale = 0
+		}
+	case pmysql.TypeYear:
+		c.DataType = "year"
+	case pmysql.TypeDate:
+		c.DataType = "date"
+	case pmysql.TypeDuration:
+		c.DataType, c.FSP = "time", max(dec, 0)
+	case pmysql.TypeDatetime:
+		c.DataType, c.FSP = "datetime", max(dec, 0)
+	case pmysql.TypeTimestamp:
+		c.DataType, c.FSP = "timestamp", max(dec, 0)
+	case pmysql.TypeBit:
+		c.DataType, c.Length = "bit", flen
+		if flen <= 0 {
+			c.Length = 1
+		}
+	case pmysql.TypeJSON:
+		c.DataType = "json"
+	case pmysql.TypeGeometry:
+		c.DataType = "geometry"
+	case pmysql.TypeEnum:
+		c.DataType, c.Elems = "enum", ft.GetElems()
+	case pmysql.TypeSet:
+		c.DataType, c.Elems = "set", ft.GetElems()
+	case pmysql.TypeString:
+		c.DataType, c.Length = "char", flen
+		if binary {
+			c.DataType = "binary"
+		}
+		if flen < 0 {
+			c.Length = 1
+		}
+	case pmysql.TypeVarchar, pmysql.TypeVarString:
+		c.DataType, c.Length = "varchar", flen
+		if binary {
+			c.DataType = "varbinary"
+		}
+	case pmysql.TypeTinyBlob:
+		c.DataType = blobName(1, binary)
+	case pmysql.TypeBlob:
+		c.DataType = blobName(2, binary)
+		if flen > 0 { // BLOB(n)/TEXT(n) picks the smallest type that holds n
+			c.DataType = blobName(blobPackLen(flen), binary)
+		}
+	case pmysql.TypeMediumBlob:
+		c.DataType = blobName(3, binary)
+	case pmysql.TypeLongBlob:
+		c.DataType = blobName(4, binary)
+	default:
+		c.DataType = strings.ToLower(types.TypeToStr(ft.GetType(), cs))
+	}
+	if isTextType(c.DataType) {
+		switch {
+		case binary:
+			cs, coll = "binary", "binary"
+		case cs == "":
+			cs = tableCharset
+		}
+		c.Charset = normCharset(cs)
+		if coll == "" && cs != "" {
+			if d, err := charset.GetDefaultCollationLegacy(cs); err == nil {
+				coll = d
+			}
+		}
+		c.Collation = normCollation(strings.ToLower(coll))
+	}
+	if c.DataType == "json" {
+		c.Charset, c.Collation = "utf8mb4", "utf8mb4_bin"
+	}
+	c.Type = formatType(&c)
+	return c, pk
+}
+
+func blobPackLen(n int) int {
+	switch {
+	case n < 1<<8:
+		return 1
+	case n < 1<<16:
+		return 2
+	case n < 1<<24:
+		return 3
+	}
+	return 4
+}
+
+// isTextType: the types that carry a charset (binary strings included).
+func isTextType(dt string) bool {
+	switch dt {
+	case "char", "varchar", "binary", "varbinary", "enum", "set",
+		"tinytext", "text", "mediumtext", "longtext", "tinyblob", "blob", "mediumblob", "longblob":
+		return true
+	}
+	return false
+}
+
+func (h *schemaHistory) alterTable(db string, s *ast.AlterTableStmt, ch *ddlChange) error {
+	k := tableKeyOf(db, s.Table)
+	ch.touched = append(ch.touched, k)
+	old := h.tables[k]
+	if old == nil {
+		if _, ok := h.unknown[k]; !ok {
+			h.unknown[k] = "altered, but the schema before the ALTER is unknown"
+		}
+		// A rename still moves the (unknown) table.
+		for _, sp := range s.Specs {
+			if sp.Tp == ast.AlterTableRenameTable {
+				to := tableKeyOf(db, sp.NewTable)
+				h.move(k, to)
+				ch.touched = append(ch.touched, to)
+				k = to
+			}
+		}
+		return nil
+	}
+	t := &histTable{cols: append([]Column(nil), old.cols...), pk: old.pk, charset: old.charset}
+	for _, sp := range s.Specs {
+		switch sp.Tp {
+		case ast.AlterTableAddColumns:
+			for i, cd := range sp.NewColumns {
+				c, pk := columnFromDef(cd, t.charset)
+				if t.find(c.Name) >= 0 {
+					if sp.IfNotExists {
+						continue
+					}
+					return fmt.Errorf("ADD COLUMN %s: %s already has it", c.Name, k)
+				}
+				pos := sp.Position
+				if i > 0 { // ADD (a, b): in order at the end
+					pos = nil
+				}
+				if err := t.insert(c, pos); err != nil {
+					return err
+				}
+				if pk {
+					t.pk = []string{c.Name}
+				}
+			}
+		case ast.AlterTableDropColumn:
+			i := t.find(sp.OldColumnName.Name.O)
+			if i < 0 {
+				if sp.IfExists {
+					continue
+				}
+				return fmt.Errorf("DROP COLUMN %s: %s has no such column", sp.OldColumnName.Name.O, k)
+			}
+			t.cols = append(t.cols[:i:i], t.cols[i+1:]...)
+			t.pk = withoutName(t.pk, sp.OldColumnName.Name.O)
+		case ast.AlterTableModifyColumn, ast.AlterTableChangeColumn:
+			oldName := sp.NewColumns[0].Name.Name.O
+			if sp.Tp == ast.AlterTableChangeColumn {
+				oldName = sp.OldColumnName.Name.O
+			}
+			i := t.find(oldName)
+			if i < 0 {
+				if sp.IfExists {
+					continue
+				}
+				return fmt.Errorf("%s %s: %s has no such column", alterVerb(sp.Tp), oldName, k)
+			}
+			c, pk := columnFromDef(sp.NewColumns[0], t.charset)
+			t.cols = append(t.cols[:i:i], t.cols[i+1:]...)
+			pos := sp.Position
+			if pos == nil || pos.Tp == ast.ColumnPositionNone {
+				pos = nil
+				if err := t.insertAt(c, i); err != nil {
+					return err
+				}
+			} else if err := t.insert(c, pos); err != nil {
+				return err
+			}
+			t.pk = renamed(t.pk, oldName, c.Name)
+			if pk {
+				t.pk = []string{c.Name}
+			}
+		case ast.AlterTableRenameColumn:
+			i := t.find(sp.OldColumnName.Name.O)
+			if i < 0 {
+				return fmt.Errorf("RENAME COLUMN %s: %s has no such column", sp.OldColumnName.Name.O, k)
+			}
+			t.cols[i].Name = sp.NewColumnName.Name.O
+			t.pk = renamed(t.pk, sp.OldColumnName.Name.O, sp.NewColumnName.Name.O)
+		case ast.AlterTableAddConstraint:
+			if sp.Constraint != nil && sp.Constraint.Tp == ast.ConstraintPrimaryKey {
+				t.pk = constraintColumns(sp.Constraint)
+			}
+		case ast.AlterTableDropPrimaryKey:
+			t.pk = nil
+		case ast.AlterTableOption:
+			for _, o := range sp.Options {
+				if o.Tp != ast.TableOptionCharset && o.Tp != ast.TableOptionCollate {
+					continue
+				}
+				cs := charsetOfOption(o.Tp == ast.TableOptionCharset, o.Tp == ast.TableOptionCollate, o.StrValue, "")
+				t.charset = cs
+				if o.UintValue == ast.TableOptionCharsetWithConvertTo {
+					t.convertTo(cs)
+				}
+			}
+		case ast.AlterTableRenameTable:
+			to := tableKeyOf(db, sp.NewTable)
+			delete(h.tables, k)
+			delete(h.unknown, k)
+			ch.touched = append(ch.touched, to)
+			k = to
+		}
+	}
+	delete(h.unknown, k)
+	h.tables[k] = t
+	return nil
+}
+
+func alterVerb(tp ast.AlterTableType) string {
+	if tp == ast.AlterTableChangeColumn {
+		return "CHANGE COLUMN"
+	}
+	return "MODIFY COLUMN"
+}
+
+// convertTo applies CONVERT TO CHARACTER SET to every text column.
+func (t *histTable) convertTo(cs string) {
+	coll := ""
+	if d, err := charset.GetDefaultCollationLegacy(cs); err == nil {
+		coll = normCollation(d)
+	}
+	for i := range t.cols {
+		c := &t.cols[i]
+		if !isTextType(c.DataType) || c.Charset == "binary" {
+			continue
+		}
+		c.Charset, c.Collation = cs, coll
+		c.Type = formatType(c)
+	}
+}
+
+func (t *histTable) find(name string) int {
+	for i := range t.cols {
+		if strings.EqualFold(t.cols[i].Name, name) {
+			return i
+		}
+	}
+	return -1
+}
+
+func (t *histTable) insert(c Column, pos *ast.ColumnPosition) error {
+	switch {
+	case pos == nil || pos.Tp == ast.ColumnPositionNone:
+		return t.insertAt(c, len(t.cols))
+	case pos.Tp == ast.ColumnPositionFirst:
+		return t.insertAt(c, 0)
+	default:
+		i := t.find(pos.RelativeColumn.Name.O)
+		if i < 0 {
+			return fmt.Errorf("AFTER %s: no such column", pos.RelativeColumn.Name.O)
+		}
+		return t.insertAt(c, i+1)
+	}
+}
+
+func (t *histTable) insertAt(c Column, i int) error {
+	t.cols = append(t.cols[:i:i], append([]Column{c}, t.cols[i:]...)...)
+	return nil
+}
+
+func withoutName(names []string, name string) []string {
+	var out []string
+	for _, n := range names {
+		if !strings.EqualFold(n, name) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func renamed(names []string, from, to string) []string {
+	out := append([]string(nil), names...)
+	for i, n := range out {
+		if strings.EqualFold(n, from) {
+			out[i] = to
+		}
+	}
+	return out
+}
+
+// ddlTargets finds the tables a DDL statement names when the parser
+// cannot read it, so that they become unknown rather than stale.
+func ddlTargets(db, sql string) []tableKey {
+	var keys []tableKey
+	q := string(skipSQLSpaceAndComments([]byte(sql)))
+	if m := ddlTargetRE.FindStringSubmatch(q); m != nil {
+		rest := m[2]
+		if strings.EqualFold(m[1], "RENAME") || strings.EqualFold(m[1], "DROP") {
+			for _, part := range strings.Split(rest, ",") {
+				for _, name := range strings.Fields(strings.ReplaceAll(part, " TO ", " to ")) {
+					if strings.EqualFold(name, "to") {
+						continue
+					}
+					keys = append(keys, parseTableName(db, name))
+				}
+			}
+		} else if f := strings.Fields(rest); len(f) > 0 {
+			keys = append(keys, parseTableName(db, strings.TrimRight(f[0], "(")))
+			if i := strings.Index(strings.ToUpper(rest), " RENAME "); i >= 0 {
+				to := strings.Fields(rest[i+8:])
+				if len(to) > 0 && (strings.EqualFold(to[0], "TO") || strings.EqualFold(to[0], "AS")) {
+					to = to[1:]
+				}
+				if len(to) > 0 {
+					keys = append(keys, parseTableName(db, strings.TrimRight(to[0], ",;")))
+				}
+			}
+		}
+	}
+	return keys
+}
+
+var ddlTargetRE = regexp.MustCompile(`(?is)^(CREATE|ALTER|DROP|RENAME|TRUNCATE)\s+(?:OR\s+REPLACE\s+)?(?:ONLINE\s+)?(?:IGNORE\s+)?(?:TEMPORARY\s+)?TABLES?\s+(?:IF\s+(?:NOT\s+)?EXISTS\s+)?(.*)$`)
+
+var dropDatabaseRE = regexp.MustCompile("(?is)^DROP\\s+(?:DATABASE|SCHEMA)\\s+(?:IF\\s+EXISTS\\s+)?`?([^`\\s;]+)`?")
+
+func dropDatabaseTarget(sql string) string {
+	if m := dropDatabaseRE.FindStringSubmatch(string(skipSQLSpaceAndComments([]byte(sql)))); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+func parseTableName(db, s string) tableKey {
+	s = strings.TrimRight(strings.TrimSpace(s), ";")
+	parts := strings.SplitN(s, ".", 2)
+	unq := func(x string) string { return strings.Trim(x, "`\"") }
+	if len(parts) == 2 {
+		return tableKey{unq(parts[0]), unq(parts[1])}
+	}
+	return tableKey{db, unq(s)}
+}
+
+// serverCollation reads collation_server from a Query event's status
+// variables (Q_CHARSET_CODE: character_set_client, collation_connection,
+// collation_server, two bytes each): the default a CREATE DATABASE without
+// a charset got. 0 when the event does not say.
+func serverCollation(vars []byte) uint64 {
+	for len(vars) > 0 {
+		code := vars[0]
+		vars = vars[1:]
+		n := 0
+		switch code {
+		case 0, 3, 10: // Q_FLAGS2_CODE, Q_AUTO_INCREMENT, Q_MASTER_DATA_WRITTEN_CODE
+			n = 4
+		case 1, 9, 17: // Q_SQL_MODE_CODE, Q_TABLE_MAP_FOR_UPDATE_CODE, Q_DDL_LOGGED_WITH_XID
+			n = 8
+		case 2: // Q_CATALOG_CODE: length, text, NUL
+			if len(vars) < 1 {
+				return 0
+			}
+			n = 1 + int(vars[0]) + 1
+		case 4: // Q_CHARSET_CODE
+			if len(vars) < 6 {
+				return 0
+			}
+			return uint64(vars[4]) | uint64(vars[5])<<8
+		case 5, 6: // Q_TIME_ZONE_CODE, Q_CATALOG_NZ_CODE: length, text
+			if len(vars) < 1 {
+				return 0
+			}
+			n = 1 + int(vars[0])
+		case 7, 8, 18: // Q_LC_TIME_NAMES_CODE, Q_CHARSET_DATABASE_CODE, Q_DEFAULT_COLLATION_FOR_UTF8MB4
+			n = 2
+		case 11: // Q_INVOKER: user and host, each with a length byte
+			if len(vars) < 1 || len(vars) < 2+int(vars[0]) {
+				return 0
+			}
+			n = 1 + int(vars[0]) + 1 + int(vars[1+int(vars[0])])
+		case 13, 128: // Q_MICROSECONDS, MariaDB's Q_HRNOW
+			n = 3
+		case 16, 19, 20, 130: // one byte each
+			n = 1
+		case 129: // MariaDB's Q_XID
+			n = 8
+		default: // Q_UPDATED_DB_NAMES and unknown codes: their length is not known here
+			return 0
+		}
+		if n > len(vars) {
+			return 0
+		}
+		vars = vars[n:]
+	}
+	return 0
+}

@@ -1,0 +1,133 @@
+package binlogstream
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
+	"github.com/sirupsen/logrus"
+)
+
+// SchemaPrescan records what DDL touches between From and a snapshot's
+// position: any stream position from From up to the snapshot sees the
+// snapshot's other tables exactly as the snapshot has them, since nothing
+// changed them in between.
+type SchemaPrescan struct {
+	From ResumePosition `json:"from"`
+	// The snapshot it leads to.
+	SnapshotAt       Position `json:"snapshot_at"`
+	SnapshotExecuted string   `json:"snapshot_executed,omitempty"`
+	// Tables are [schema, table] pairs a DDL touched; Databases those
+	// created, altered or dropped (all their tables count as touched).
+	Tables    [][2]string `json:"tables,omitempty"`
+	Databases []string    `json:"databases,omitempty"`
+}
+
+func (p *SchemaPrescan) leadsTo(s *SchemaSnapshot) bool {
+	return p.SnapshotAt == s.Position && p.SnapshotExecuted == s.Executed
+}
+
+// findPrescan returns a prescan to s that covers position r.
+func findPrescan(recs []SchemaRecord, s *SchemaSnapshot, r ResumePosition) *SchemaPrescan {
+	for i := range recs {
+		p := recs[i].Prescan
+		if p == nil || !p.leadsTo(s) || p.From.IsGTID() != r.IsGTID() {
+			continue
+		}
+		if !r.IsGTID() {
+			if p.From.Streamed.Compare(r.Streamed) <= 0 {
+				return p
+			}
+			continue
+		}
+		have, err1 := mysql.ParseGTIDSet(r.Flavor, r.Executed)
+		from, err2 := mysql.ParseGTIDSet(p.From.Flavor, p.From.Executed)
+		if err1 == nil && err2 == nil && have.Contain(from) {
+			return p
+		}
+	}
+	return nil
+}
+
+// installUntouched adds the snapshot's tables no DDL touches between the
+// prescan's start and the snapshot.
+func (h *schemaHistory) installUntouched(s *SchemaSnapshot, p *SchemaPrescan) {
+	for _, st := range s.Tables {
+		if slices.Contains(p.Databases, st.Schema) || slices.Contains(p.Tables, [2]string{st.Schema, st.Name}) {
+			continue
+		}
+		if _, ok := h.dbs[st.Schema]; !ok && !slices.Contains(p.Databases, st.Schema) {
+			h.dbs[st.Schema] = s.Databases[st.Schema]
+		}
+		t := &histTable{cols: slices.Clone(st.Columns), pk: st.PrimaryKey, charset: st.Charset}
+		for i := range t.cols {
+			t.cols[i].Type = formatType(&t.cols[i])
+		}
+		h.tables[tableKey{st.Schema, st.Name}] = t
+	}
+}
+
+// prescan streams src from `from` to the snapshot's position and collects
+// the targets of every DDL statement on the way.
+func prescan(ctx context.Context, src Source, from ResumePosition, snap *SchemaSnapshot, log logrus.FieldLogger) (*SchemaPrescan, error) {
+	if rs, ok := src.(ReplaySkipper); ok && !from.IsGTID() {
+		src = skipRowsSource{rs, snap.Position} // only the DDL matters: rows stay undecoded
+	}
+	s, err := NewBinlogStreamer(Config{Source: src, Start: from, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	s.schemaOff, s.ddlOnly = true, true
+	defer s.Close()
+	if from.IsGTID() {
+		if err := s.StopAtGTID(snap.Executed); err != nil {
+			return nil, err
+		}
+	} else {
+		s.StopAt(snap.Position)
+	}
+	p := &SchemaPrescan{From: from, SnapshotAt: snap.Position, SnapshotExecuted: snap.Executed}
+	scratch := newSchemaHistory()
+	s.AddListener(func(_ context.Context, ev Event) error {
+		q, ok := ev.Event.(*replication.QueryEvent)
+		if !ok || !isDDLText(q.Query) {
+			return nil
+		}
+		ch, err := scratch.apply(string(q.Schema), string(q.Query))
+		if err != nil { // a contradiction in a history that starts empty: use the names alone
+			ch.touched = append(ch.touched, ddlTargets(string(q.Schema), string(q.Query))...)
+		}
+		for _, k := range ch.touched {
+			if !slices.Contains(p.Tables, [2]string{k.schema, k.name}) {
+				p.Tables = append(p.Tables, [2]string{k.schema, k.name})
+			}
+		}
+		for _, db := range ch.dbs {
+			if !slices.Contains(p.Databases, db) {
+				p.Databases = append(p.Databases, db)
+			}
+		}
+		return nil
+	})
+	if err := s.Run(ctx); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// skipRowsSource opens file-mode dumps that leave the rows events up to
+// a position undecoded.
+type skipRowsSource struct {
+	ReplaySkipper
+	upTo Position
+}
+
+func (s skipRowsSource) OpenFile(ctx context.Context, pos mysql.Position) (Stream, error) {
+	return s.OpenFileReplay(ctx, pos, s.upTo)
+}
+
+func (s skipRowsSource) OpenGTID(ctx context.Context, set mysql.GTIDSet) (Stream, error) {
+	return nil, errors.New("binlogstream: the DDL scan opens file-mode dumps only")
+}

@@ -1,0 +1,269 @@
+package binlogstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/client"
+	"github.com/go-mysql-org/go-mysql/mysql"
+)
+
+var _ SchemaSnapshotter = (*SyncerSource)(nil)
+
+// snapshotAttempts bounds the reads of a snapshot while DDL keeps moving
+// the binlog under it.
+const snapshotAttempts = 20
+
+// SchemaSnapshot reads the tables of databases (every database but the
+// server's own when empty) from information_schema, and the binlog
+// position they are exact at. It reads the binlog position (and GTID set)
+// before and after the definitions and retries until both agree: a DDL
+// statement holds an exclusive metadata lock on its table until it is in
+// the binlog, and information_schema waits for that lock, so a definition
+// read while the binlog did not move is the one at that position. The
+// account needs SELECT on the tables (or their columns) and BINLOG
+// MONITOR (REPLICATION CLIENT on MySQL).
+func (s *SyncerSource) SchemaSnapshot(ctx context.Context, databases []string) (*SchemaSnapshot, error) {
+	conn, done, err := s.queryConn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	for range snapshotAttempts {
+		before, err := s.binlogPoint(conn)
+		if err != nil {
+			return nil, err
+		}
+		snap, err := readSchema(conn, databases)
+		if err != nil {
+			return nil, err
+		}
+		after, err := s.binlogPoint(conn)
+		if err != nil {
+			return nil, err
+		}
+		if before == after {
+			snap.Position, snap.Executed = before.pos, before.executed
+			if snap.Executed != "" {
+				snap.Flavor = s.cfg.Flavor
+			}
+			return snap, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return nil, fmt.Errorf("the binlog moved during each of %d schema reads: no read can be placed at one position", snapshotAttempts)
+}
+
+// queryConn opens a query connection to the source's server, closed when
+// ctx ends or done is called.
+func (s *SyncerSource) queryConn(ctx context.Context) (*client.Conn, func(), error) {
+	conn, err := connectQuery(ctx, s.cfg.DSN, s.cfg.TLSConfig, s.cfg.tlsPreferred)
+	if err != nil {
+		return nil, nil, err
+	}
+	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
+	return conn, func() { stop(); _ = conn.Close() }, nil
+}
+
+type binlogPoint struct {
+	pos      Position
+	executed string
+}
+
+func (s *SyncerSource) binlogPoint(conn *client.Conn) (binlogPoint, error) {
+	var p binlogPoint
+	r, err := conn.Execute("SHOW MASTER STATUS")
+	if err != nil {
+		r, err = conn.Execute("SHOW BINARY LOG STATUS") // MySQL 8.4
+	}
+	if err != nil {
+		return p, fmt.Errorf("read the binlog position: %w", err)
+	}
+	if r.RowNumber() == 0 {
+		return p, errors.New("the server reports no binlog position (log_bin=OFF?)")
+	}
+	file, _ := r.GetString(0, 0)
+	pos, _ := r.GetUint(0, 1)
+	p.pos = Position{File: strings.Clone(file), Offset: pos}
+	v := "@@GLOBAL.gtid_executed"
+	if s.cfg.Flavor == mysql.MariaDBFlavor {
+		v = "@@GLOBAL.gtid_binlog_pos"
+	}
+	if r, err = conn.Execute("SELECT " + v); err == nil {
+		x, _ := r.GetString(0, 0)
+		p.executed = strings.ReplaceAll(strings.Clone(x), "\n", "")
+	}
+	return p, nil
+}
+
+var systemDatabases = []string{"mysql", "information_schema", "performance_schema", "sys"}
+
+// readSchema reads the definitions; the caller places them in the binlog.
+func readSchema(conn *client.Conn, databases []string) (*SchemaSnapshot, error) {
+	where := "SCHEMA_NAME NOT IN (" + sqlList(systemDatabases) + ")"
+	if len(databases) > 0 {
+		where = "SCHEMA_NAME IN (" + sqlList(databases) + ")"
+	}
+	tableWhere := strings.ReplaceAll(where, "SCHEMA_NAME", "TABLE_SCHEMA")
+	snap := &SchemaSnapshot{Databases: map[string]string{}}
+	rows, err := queryStrings(conn, "SELECT @@character_set_server")
+	if err != nil {
+		return nil, err
+	}
+	snap.ServerCharset = rows[0][0]
+	if rows, err = queryStrings(conn, "SELECT SCHEMA_NAME, DEFAULT_CHARACTER_SET_NAME FROM information_schema.SCHEMATA WHERE "+where); err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		snap.Databases[r[0]] = r[1]
+	}
+	if rows, err = queryStrings(conn, "SELECT TABLE_SCHEMA, TABLE_NAME, IFNULL(TABLE_COLLATION,'') FROM information_schema.TABLES "+
+		"WHERE TABLE_TYPE IN ('BASE TABLE','SYSTEM VERSIONED') AND "+tableWhere+" ORDER BY TABLE_SCHEMA, TABLE_NAME"); err != nil {
+		return nil, err
+	}
+	index := map[tableKey]int{}
+	for _, r := range rows {
+		t := SnapshotTable{Schema: r[0], Name: r[1]}
+		if coll := r[2]; coll != "" {
+			t.Charset = charsetOfOption(false, true, coll, "")
+		}
+		index[tableKey{t.Schema, t.Name}] = len(snap.Tables)
+		snap.Tables = append(snap.Tables, t)
+	}
+	if rows, err = queryStrings(conn, "SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, LOWER(DATA_TYPE), LOWER(COLUMN_TYPE), "+
+		"IFNULL(CHARACTER_MAXIMUM_LENGTH,''), IFNULL(NUMERIC_PRECISION,''), IFNULL(NUMERIC_SCALE,''), IFNULL(DATETIME_PRECISION,''), "+
+		"IFNULL(CHARACTER_SET_NAME,''), IFNULL(COLLATION_NAME,''), IS_NULLABLE, UPPER(EXTRA) "+
+		"FROM information_schema.COLUMNS WHERE "+tableWhere+" ORDER BY TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION"); err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		i, ok := index[tableKey{r[0], r[1]}]
+		if !ok {
+			continue // a view
+		}
+		snap.Tables[i].Columns = append(snap.Tables[i].Columns, columnFromInfoSchema(r[2:]))
+	}
+	if rows, err = queryStrings(conn, "SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME FROM information_schema.KEY_COLUMN_USAGE "+
+		"WHERE CONSTRAINT_NAME = 'PRIMARY' AND "+tableWhere+" ORDER BY TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION"); err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		if i, ok := index[tableKey{r[0], r[1]}]; ok {
+			snap.Tables[i].PrimaryKey = append(snap.Tables[i].PrimaryKey, r[2])
+		}
+	}
+	return snap, nil
+}
+
+// columnFromInfoSchema reads COLUMN_NAME, DATA_TYPE, COLUMN_TYPE,
+// CHARACTER_MAXIMUM_LENGTH, NUMERIC_PRECISION, NUMERIC_SCALE,
+// DATETIME_PRECISION, CHARACTER_SET_NAME, COLLATION_NAME, IS_NULLABLE,
+// EXTRA.
+func columnFromInfoSchema(r []string) Column {
+	num := func(s string) int { n, _ := strconv.Atoi(s); return n }
+	c := Column{Name: r[0], DataType: r[1], Unsigned: strings.Contains(r[2], " unsigned"),
+		Charset: normCharset(r[7]), Collation: normCollation(r[8]), Nullable: r[9] == "YES"}
+	switch c.DataType {
+	case "char", "varchar", "binary", "varbinary":
+		c.Length = num(r[3])
+	case "bit":
+		c.Length = num(r[4])
+	case "decimal", "numeric":
+		c.DataType, c.Precision, c.Scale = "decimal", num(r[4]), num(r[5])
+	case "time", "datetime", "timestamp":
+		c.FSP = num(r[6])
+	case "enum", "set":
+		c.Elems = parseEnumMembers(r[2])
+	}
+	if isTextType(c.DataType) && c.Charset == "" {
+		c.Charset, c.Collation = "binary", "binary"
+	}
+	extra := r[10]
+	c.Generated = strings.Contains(extra, "GENERATED") || strings.Contains(extra, "VIRTUAL") ||
+		strings.Contains(extra, "PERSISTENT") || strings.Contains(extra, "STORED")
+	c.Type = formatType(&c)
+	return c
+}
+
+// parseEnumMembers reads the members of "enum('a','b”c')".
+func parseEnumMembers(colType string) []string {
+	open := strings.IndexByte(colType, '(')
+	if open < 0 {
+		return nil
+	}
+	s := colType[open+1:]
+	var out []string
+	for {
+		if len(s) == 0 || s[0] != '\'' {
+			return out
+		}
+		s = s[1:]
+		var b strings.Builder
+		for len(s) > 0 {
+			if s[0] == '\'' {
+				if len(s) > 1 && s[1] == '\'' {
+					b.WriteByte('\'')
+					s = s[2:]
+					continue
+				}
+				s = s[1:]
+				break
+			}
+			if s[0] == '\\' && len(s) > 1 {
+				b.WriteByte(s[1])
+				s = s[2:]
+				continue
+			}
+			b.WriteByte(s[0])
+			s = s[1:]
+		}
+		out = append(out, b.String())
+		if len(s) == 0 || s[0] != ',' {
+			return out
+		}
+		s = s[1:]
+	}
+}
+
+func sqlList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = "'" + strings.ReplaceAll(strings.ReplaceAll(n, `\`, `\\`), "'", "''") + "'"
+	}
+	return strings.Join(q, ",")
+}
+
+// queryStrings runs a query and returns every value as a string (NULL
+// as "").
+func queryStrings(conn *client.Conn, q string) ([][]string, error) {
+	r, err := conn.Execute(q)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", firstWords(q), err)
+	}
+	out := make([][]string, r.RowNumber())
+	for i := range out {
+		out[i] = make([]string, r.ColumnNumber())
+		for j := range out[i] {
+			v, err := r.GetString(i, j)
+			if err != nil {
+				return nil, err
+			}
+			out[i][j] = strings.Clone(v)
+		}
+	}
+	return out, nil
+}
+
+func firstWords(q string) string {
+	if i := strings.Index(q, " WHERE"); i > 0 {
+		return q[:i]
+	}
+	return q
+}

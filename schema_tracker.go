@@ -1,0 +1,394 @@
+package binlogstream
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
+)
+
+// SchemaSnapshot is the definition of the streamed databases' tables at
+// one binlog position, read from information_schema by a source that
+// proved no DDL was logged while it read (see SyncerSource.SchemaSnapshot).
+type SchemaSnapshot struct {
+	// Position is the binlog position the snapshot is exact at (the end of
+	// the binlog while it was read).
+	Position Position `json:"position"`
+	// Flavor and Executed: the server's GTID set at that position.
+	Flavor   string `json:"flavor,omitempty"`
+	Executed string `json:"executed,omitempty"`
+	// ServerCharset is character_set_server, the default of a CREATE
+	// DATABASE without one.
+	ServerCharset string `json:"server_charset,omitempty"`
+	// Databases maps each database read to its default charset.
+	Databases map[string]string `json:"databases"`
+	Tables    []SnapshotTable   `json:"tables"`
+}
+
+// SnapshotTable is one table of a SchemaSnapshot.
+type SnapshotTable struct {
+	Schema     string   `json:"schema"`
+	Name       string   `json:"name"`
+	Charset    string   `json:"charset,omitempty"`
+	Columns    []Column `json:"columns"`
+	PrimaryKey []string `json:"primary_key,omitempty"`
+}
+
+// SchemaRecord is one entry of a persisted schema history: a snapshot,
+// or a DDL statement at its binlog position.
+type SchemaRecord struct {
+	Snapshot *SchemaSnapshot `json:"snapshot,omitempty"`
+	Prescan  *SchemaPrescan  `json:"prescan,omitempty"`
+
+	// A DDL statement: its transaction's GTID (GTID mode), the end of its
+	// event, its default database and text.
+	GTID      string   `json:"gtid,omitempty"`
+	End       Position `json:"end,omitzero"`
+	Database  string   `json:"db,omitempty"`
+	Statement string   `json:"sql,omitempty"`
+	// ServerCharset is the statement's collation_server's charset (from
+	// the Query event), the default of a CREATE DATABASE without one.
+	ServerCharset string `json:"server_charset,omitempty"`
+}
+
+func (r *SchemaRecord) isDDL() bool { return r.Snapshot == nil && r.Prescan == nil }
+
+// key identifies a DDL record: its GTID where it has one (the same on
+// every server of a topology), else its end position.
+func (r *SchemaRecord) key() string {
+	if r.GTID != "" {
+		return "gtid:" + r.GTID
+	}
+	return "pos:" + r.End.String()
+}
+
+// applyRecord applies a DDL record with the server charset it ran under.
+func (h *schemaHistory) applyRecord(rec *SchemaRecord) (ddlChange, error) {
+	if rec.ServerCharset != "" {
+		h.serverCharset = rec.ServerCharset
+	}
+	return h.apply(rec.Database, rec.Statement)
+}
+
+// install replaces what the history knows of the snapshot's databases by
+// the snapshot: it is the truth at its position.
+func (h *schemaHistory) install(s *SchemaSnapshot) {
+	if s.ServerCharset != "" {
+		h.serverCharset = s.ServerCharset
+	}
+	for db, cs := range s.Databases {
+		h.dropDatabase(db)
+		h.dbs[db] = cs
+	}
+	for _, st := range s.Tables {
+		t := &histTable{cols: slices.Clone(st.Columns), pk: st.PrimaryKey, charset: st.Charset}
+		for i := range t.cols {
+			t.cols[i].Type = formatType(&t.cols[i])
+		}
+		h.tables[tableKey{st.Schema, st.Name}] = t
+	}
+}
+
+// before reports whether the binlog point a (an end position, a GTID
+// set, or a GTID) lies at or before the resume position r, in r's mode.
+func snapshotAtOrBefore(s *SchemaSnapshot, r ResumePosition) (bool, error) {
+	if r.IsGTID() {
+		if s.Executed == "" || s.Flavor != r.Flavor {
+			return false, nil
+		}
+		have, err := mysql.ParseGTIDSet(r.Flavor, r.Executed)
+		if err != nil {
+			return false, err
+		}
+		snap, err := mysql.ParseGTIDSet(s.Flavor, s.Executed)
+		if err != nil {
+			return false, fmt.Errorf("%w: snapshot GTID set %q: %v", ErrSchemaHistory, s.Executed, err)
+		}
+		return have.Contain(snap), nil
+	}
+	return s.Position.Compare(r.Streamed) <= 0, nil
+}
+
+func ddlAtOrBefore(rec *SchemaRecord, r ResumePosition, executed mysql.GTIDSet) bool {
+	if r.IsGTID() {
+		if rec.GTID == "" || executed == nil {
+			return false
+		}
+		g, err := mysql.ParseGTIDSet(r.Flavor, rec.GTID)
+		return err == nil && executed.Contain(g)
+	}
+	return !rec.End.IsZero() && rec.End.Compare(r.Streamed) <= 0
+}
+
+// historyAt rebuilds the schema history as of resume position r from
+// the persisted records: the newest snapshot at or before r, then the
+// DDL records after it up to r, in binlog order. A snapshot after r
+// stays pending: the stream installs it when it gets there.
+func historyAt(recs []SchemaRecord, r ResumePosition) (*schemaHistory, map[string]bool, *SchemaSnapshot, error) {
+	h := newSchemaHistory()
+	applied := map[string]bool{}
+	var base, pending *SchemaSnapshot
+	for i := range recs {
+		s := recs[i].Snapshot
+		if s == nil {
+			continue
+		}
+		ok, err := snapshotAtOrBefore(s, r)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if ok {
+			base = s
+		} else if pending == nil {
+			pending = s
+		}
+	}
+	var executed mysql.GTIDSet
+	if r.IsGTID() {
+		var err error
+		if executed, err = mysql.ParseGTIDSet(r.Flavor, r.Executed); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	if base != nil {
+		h.install(base)
+		pending = nil
+	} else if pending != nil {
+		if p := findPrescan(recs, pending, r); p != nil {
+			h.installUntouched(pending, p)
+		}
+	}
+	for i := range recs {
+		rec := &recs[i]
+		if !rec.isDDL() || !ddlAtOrBefore(rec, r, executed) {
+			continue
+		}
+		applied[rec.key()] = true
+		if base != nil && inSnapshot(rec, base, r.IsGTID()) {
+			continue // the snapshot already holds it
+		}
+		if _, err := h.applyRecord(rec); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	return h, applied, pending, nil
+}
+
+// inSnapshot reports whether a DDL record lies at or before a snapshot.
+func inSnapshot(rec *SchemaRecord, s *SchemaSnapshot, gtidMode bool) bool {
+	if !gtidMode {
+		return rec.End.Compare(s.Position) <= 0
+	}
+	snap, err := mysql.ParseGTIDSet(s.Flavor, s.Executed)
+	return err == nil && ddlAtOrBefore(rec, ResumePosition{Flavor: s.Flavor, Executed: s.Executed}, snap)
+}
+
+// schemaTracker follows the schema along one stream: it applies each DDL
+// statement to the history once, installs a snapshot when the stream
+// reaches its position, and resolves every Table_map to the *Table of
+// the rows that follow it, checked against the history. No I/O: the
+// streamer persists the records it returns.
+type schemaTracker struct {
+	flavor  string
+	hist    *schemaHistory
+	applied map[string]bool
+	pending *SchemaSnapshot
+
+	crc   int         // checksum bytes after each event's body (from the Format_description)
+	last  *tableEntry // the last rows event's, the common case for the next one
+	byID  map[uint64]*tableEntry
+	idOf  map[tableKey]uint64
+	noLog string // why a table without history is unknown
+}
+
+type tableEntry struct {
+	version uint64 // the history's version when hist was last looked up
+	body    []byte // the Table_map's body, without header and checksum
+	key     tableKey
+	tm      *replication.TableMapEvent
+	hist    *histTable
+	table   *Table
+}
+
+func newSchemaTracker(flavor string, h *schemaHistory, applied map[string]bool, pending *SchemaSnapshot) *schemaTracker {
+	if applied == nil {
+		applied = map[string]bool{}
+	}
+	return &schemaTracker{flavor: flavor, hist: h, applied: applied, pending: pending, crc: -1,
+		byID: map[uint64]*tableEntry{}, idOf: map[tableKey]uint64{}}
+}
+
+// observe follows one event (delivered or dropped as replayed) at the
+// place d gives. It returns the Table for Table_map and rows events, and
+// a record to persist, before the event is acknowledged, for a DDL
+// statement not yet in the history.
+func (st *schemaTracker) observe(be *replication.BinlogEvent, d *decision) (*Table, *SchemaRecord, error) {
+	if st.pending != nil {
+		if err := st.maybeInstall(be, d); err != nil {
+			return nil, nil, err
+		}
+	}
+	switch e := be.Event.(type) {
+	case *replication.RowsEvent:
+		if st.last != nil && st.last.tm.TableID == e.TableID {
+			return st.last.table, nil, nil
+		}
+		if ent := st.byID[e.TableID]; ent != nil {
+			st.last = ent
+			return ent.table, nil, nil
+		}
+		return nil, nil, nil
+	case *replication.TableMapEvent:
+		t, err := st.resolve(e, be.RawData, d)
+		return t, nil, err
+	case *replication.QueryEvent:
+		if !isDDLText(e.Query) {
+			return nil, nil, nil
+		}
+		rec := &SchemaRecord{GTID: d.gtid, End: d.end, Database: string(e.Schema), Statement: string(e.Query)}
+		k := rec.key()
+		if st.applied[k] {
+			return nil, nil, nil
+		}
+		st.hist.version++
+		if id := serverCollation(e.StatusVars); id != 0 {
+			if cs, _ := collationName(id); cs != "" && cs[0] != '#' {
+				rec.ServerCharset = normCharset(cs)
+			}
+		}
+		if _, err := st.hist.applyRecord(rec); err != nil {
+			return nil, nil, fmt.Errorf("%w (at %s)", err, d.start)
+		}
+		st.applied[k] = true
+		return nil, rec, nil
+	}
+	return nil, nil, nil
+}
+
+// maybeInstall installs the pending snapshot once the stream reaches its
+// position: in file mode at the first event that starts at or after it,
+// in GTID mode at the first transaction after its executed set.
+func (st *schemaTracker) maybeInstall(be *replication.BinlogEvent, d *decision) error {
+	s := st.pending
+	reached := false
+	if s.Executed != "" && d.before.IsGTID() {
+		if be.Header.EventType != replication.GTID_EVENT && be.Header.EventType != replication.MARIADB_GTID_EVENT &&
+			be.Header.EventType != replication.GTID_TAGGED_LOG_EVENT {
+			return nil
+		}
+		ok, err := snapshotAtOrBefore(s, d.before)
+		if err != nil {
+			return err
+		}
+		reached = ok
+	} else if !d.before.IsGTID() {
+		reached = d.start.Compare(s.Position) >= 0
+	}
+	if reached {
+		st.hist.version++
+		st.hist.install(s)
+		st.pending = nil
+	}
+	return nil
+}
+
+func (st *schemaTracker) resolve(tm *replication.TableMapEvent, raw []byte, d *decision) (*Table, error) {
+	// The hit path (every statement of one table version) allocates nothing
+	// and compares the event's body bytes.
+	body := st.tableMapBody(raw)
+	if ent := st.byID[tm.TableID]; ent != nil && (ent.version == st.hist.version || st.hist.tables[ent.key] == ent.hist) &&
+		(body != nil && bytes.Equal(ent.body, body) || sameTableMap(ent.tm, tm)) {
+		ent.version = st.hist.version
+		return ent.table, nil
+	}
+	k := tableKey{string(tm.Schema), string(tm.Table)}
+	h := st.hist.tables[k]
+	var t *Table
+	switch {
+	case hasNames(tm):
+		t = tableFromFullMap(tm, st.flavor)
+		refineFromHistory(t, h)
+	case h != nil:
+		var diff string
+		if t, diff = merge(k, h, tm); diff != "" {
+			return nil, &SchemaMismatchError{Table: k.String(), Position: d.start, GTID: d.gtid, Diff: diff}
+		}
+	default:
+		t = &Table{Schema: k.schema, Name: k.name, Columns: positionalColumns(tm), Unknown: st.unknownReason(k)}
+		for i := range t.Columns {
+			typeFromBinlog(&t.Columns[i], st.flavor)
+			if t.Columns[i].Charset == "" && isTextType(t.Columns[i].DataType) {
+				t.Columns[i].DataType, t.Columns[i].Type = "", "" // char or binary: unknown without a charset
+			}
+		}
+		for _, pk := range tm.PrimaryKey {
+			t.PrimaryKey = append(t.PrimaryKey, int(pk))
+		}
+	}
+	if old, ok := st.idOf[k]; ok && old != tm.TableID {
+		delete(st.byID, old)
+	}
+	st.last = nil
+	st.idOf[k] = tm.TableID
+	st.byID[tm.TableID] = &tableEntry{key: k, tm: tm, hist: h, table: t, version: st.hist.version, body: bytes.Clone(body)}
+	return t, nil
+}
+
+// refineFromHistory gives a FULL-metadata table the MariaDB types its
+// Table_map cannot name (UUID, INET6 and INET4 are logged as binary
+// strings), from a history that has the same columns.
+func refineFromHistory(t *Table, h *histTable) {
+	if h == nil || len(h.cols) != len(t.Columns) {
+		return
+	}
+	for i := range t.Columns {
+		if !strings.EqualFold(t.Columns[i].Name, h.cols[i].Name) {
+			return
+		}
+	}
+	for i := range t.Columns {
+		c, hc := &t.Columns[i], &h.cols[i]
+		switch hc.DataType {
+		case "uuid", "inet6", "inet4":
+			if c.DataType == "binary" {
+				c.DataType, c.Type, c.Length = hc.DataType, hc.Type, 0
+			}
+		}
+	}
+}
+
+// formatDescription notes the dump's checksum length.
+func (st *schemaTracker) formatDescription(be *replication.BinlogEvent) {
+	st.crc = -1
+	if fde, ok := be.Event.(*replication.FormatDescriptionEvent); ok {
+		st.crc = 0
+		if fde.ChecksumAlgorithm == replication.BINLOG_CHECKSUM_ALG_CRC32 {
+			st.crc = 4
+		}
+	}
+}
+
+// tableMapBody is a Table_map's body bytes, nil when the checksum length
+// is not known.
+func (st *schemaTracker) tableMapBody(raw []byte) []byte {
+	if st.crc < 0 || len(raw) < replication.EventHeaderSize+st.crc {
+		return nil
+	}
+	return raw[replication.EventHeaderSize : len(raw)-st.crc]
+}
+
+func (st *schemaTracker) unknownReason(k tableKey) string {
+	if why := st.hist.unknown[k]; why != "" {
+		return why
+	}
+	if st.pending != nil {
+		return "the binlog carries no column names (binlog_row_metadata is not FULL) and the schema snapshot is " +
+			"newer than this position, with a DDL on the table in between (or the binlog in between not read): " +
+			"known from the snapshot's position on, or from a CREATE in the streamed binlog"
+	}
+	return "the binlog carries no column names (binlog_row_metadata is not FULL) and the schema history has no " +
+		"definition of the table (no snapshot covers it and its CREATE was not in the streamed binlog)"
+}

@@ -1,0 +1,403 @@
+package binlogstream
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net/netip"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/go-mysql-org/go-mysql/replication"
+	"golang.org/x/text/encoding"
+	"golang.org/x/text/encoding/charmap"
+	"golang.org/x/text/encoding/japanese"
+	"golang.org/x/text/encoding/korean"
+	"golang.org/x/text/encoding/simplifiedchinese"
+	"golang.org/x/text/encoding/traditionalchinese"
+	"golang.org/x/text/encoding/unicode"
+	"golang.org/x/text/encoding/unicode/utf32"
+)
+
+// Absent stands for a column a row image left out (binlog_row_image
+// MINIMAL or NOBLOB), which is not the same as SQL NULL (nil).
+var Absent = absent{}
+
+type absent struct{}
+
+func (absent) String() string { return "<absent>" }
+
+// RawText is a text value in a charset this package does not decode: its
+// bytes as stored, and the charset's name.
+type RawText struct {
+	Charset string
+	Bytes   []byte
+}
+
+// Geometry is a spatial value: its SRID and its geometry as OGC
+// well-known binary (WKB), as the server stores them.
+type Geometry struct {
+	SRID uint32
+	WKB  []byte
+}
+
+// RowValues returns row image i of a rows event (an update's images
+// alternate before, after) with each value as the server means it
+// (Table.Value), and Absent for the columns the image left out. Without a
+// Table (not a rows event) it returns nil. The raw go-mysql values stay in
+// the RowsEvent's Rows.
+func (e *Event) RowValues(i int) []any {
+	re, ok := e.Event.(*replication.RowsEvent)
+	if !ok || e.Table == nil || i < 0 || i >= len(re.Rows) {
+		return nil
+	}
+	raw := re.Rows[i]
+	out := make([]any, len(raw))
+	for c, v := range raw {
+		out[c] = e.Table.Value(c, v)
+	}
+	if len(re.SkippedColumns) == len(re.Rows) {
+		for _, c := range re.SkippedColumns[i] {
+			if c >= 0 && c < len(out) {
+				out[c] = Absent
+			}
+		}
+	}
+	return out
+}
+
+// Value converts go-mysql's value for column i into what the server
+// means, using what the table says of the column (see "Values" in
+// doc.go):
+//
+//   - integers: int64, or uint64 for UNSIGNED columns (whatever go-mysql
+//     made of them without signedness metadata); BIT as uint64; YEAR as
+//     int64 (0 for 0000);
+//   - FLOAT float32, DOUBLE float64, DECIMAL its exact text (string);
+//   - text: a UTF-8 string decoded from the column's charset (utf8mb3/4,
+//     ascii, latin1 as the server's cp1252, the other single-byte sets,
+//     ucs2, utf16, utf16le, utf32, sjis, cp932, ujis, eucjpms, euckr,
+//     gbk, gb2312, gb18030, big5); a charset it cannot decode gives a
+//     RawText; an unknown charset leaves go-mysql's string as it is;
+//   - binary strings and BLOB: []byte, BINARY(n) padded to its n bytes
+//     with the 0x00 bytes the binlog leaves out;
+//   - ENUM: the member's name ("" for the invalid value 0), SET: the
+//     members' names joined by "," (as SELECT shows them), when the
+//     members are known; else go-mysql's index or bitmask as uint64;
+//   - DATE "YYYY-MM-DD", TIME "[-]HH:MM:SS[.f]" (hours up to 838),
+//     DATETIME and TIMESTAMP "YYYY-MM-DD HH:MM:SS[.f]", with exactly the
+//     column's fractional digits; zero dates stay "0000-00-00..."; a
+//     TIMESTAMP is in the source's TimestampStringLocation (UTC for a
+//     SyncerSource unless Tune says otherwise);
+//   - JSON: its text; MariaDB UUID, INET6 and INET4: their text forms;
+//     GEOMETRY: Geometry;
+//   - NULL: nil.
+//
+// A value of an unknown column type is returned as go-mysql decoded it.
+func (t *Table) Value(i int, raw any) any {
+	if raw == nil || t == nil || i < 0 || i >= len(t.Columns) {
+		return raw
+	}
+	c := &t.Columns[i]
+	switch c.DataType {
+	case "tinyint", "smallint", "mediumint", "int", "bigint":
+		return integer(raw, c.Unsigned, c.DataType)
+	case "bit":
+		if n, ok := asInt64(raw); ok {
+			return uint64(n)
+		}
+	case "year":
+		if n, ok := asInt64(raw); ok {
+			return n
+		}
+	case "binary":
+		b := asBytes(raw)
+		if c.Length > len(b) {
+			b = append(append(make([]byte, 0, c.Length), b...), make([]byte, c.Length-len(b))...)
+		}
+		return b
+	case "varbinary", "tinyblob", "blob", "mediumblob", "longblob":
+		return asBytes(raw)
+	case "char", "varchar", "tinytext", "text", "mediumtext", "longtext":
+		return decodeText(raw, c.Charset)
+	case "enum":
+		if c.Elems == nil {
+			break
+		}
+		if n, ok := asInt64(raw); ok {
+			if n == 0 || int(n) > len(c.Elems) {
+				return ""
+			}
+			return c.Elems[n-1]
+		}
+	case "set":
+		if c.Elems == nil {
+			break
+		}
+		if n, ok := asInt64(raw); ok {
+			var b strings.Builder
+			for k, m := range c.Elems {
+				if uint64(n)&(1<<uint(k)) != 0 {
+					if b.Len() > 0 {
+						b.WriteByte(',')
+					}
+					b.WriteString(m)
+				}
+			}
+			return b.String()
+		}
+	case "time", "datetime", "timestamp":
+		if s, ok := raw.(string); ok {
+			return withFraction(s, c.FSP)
+		}
+	case "uuid":
+		if b := asBytes(raw); len(b) <= 16 {
+			return formatUUID(padTo(b, 16))
+		}
+	case "inet6":
+		if b := asBytes(raw); len(b) <= 16 {
+			return netip.AddrFrom16([16]byte(padTo(b, 16))).String()
+		}
+	case "inet4":
+		if b := asBytes(raw); len(b) <= 4 {
+			return netip.AddrFrom4([4]byte(padTo(b, 4))).String()
+		}
+	case "json":
+		switch v := raw.(type) {
+		case []byte:
+			return string(v)
+		case string:
+			return v
+		}
+	default:
+		if isGeometryType(c.DataType) {
+			if b := asBytes(raw); len(b) >= 4 {
+				return Geometry{SRID: binary.LittleEndian.Uint32(b), WKB: b[4:]}
+			}
+		}
+	}
+	switch v := raw.(type) { // other types, and values go-mysql typed otherwise
+	case int8, int16, int32, int:
+		n, _ := asInt64(v)
+		return n
+	case uint8, uint16, uint32, uint:
+		n, _ := asInt64(v)
+		return uint64(n)
+	}
+	return raw
+}
+
+func padTo(b []byte, n int) []byte {
+	if len(b) >= n {
+		return b
+	}
+	return append(append(make([]byte, 0, n), b...), make([]byte, n-len(b))...)
+}
+
+// integer reinterprets go-mysql's integer at the column's width: without
+// signedness metadata it decoded an UNSIGNED column as signed.
+func integer(raw any, unsigned bool, dt string) any {
+	n, ok := asInt64(raw)
+	if !ok {
+		if u, isU := raw.(uint64); isU {
+			return u
+		}
+		return raw
+	}
+	if !unsigned {
+		if u, isU := raw.(uint64); isU { // signed column, unsigned decode: never from the server
+			return int64(u)
+		}
+		return n
+	}
+	switch dt {
+	case "tinyint":
+		return uint64(uint8(n))
+	case "smallint":
+		return uint64(uint16(n))
+	case "mediumint":
+		return uint64(uint32(n) & 0xFFFFFF)
+	case "int":
+		return uint64(uint32(n))
+	}
+	return uint64(n)
+}
+
+func asInt64(v any) (int64, bool) {
+	switch n := v.(type) {
+	case int8:
+		return int64(n), true
+	case int16:
+		return int64(n), true
+	case int32:
+		return int64(n), true
+	case int64:
+		return n, true
+	case int:
+		return int64(n), true
+	case uint8:
+		return int64(n), true
+	case uint16:
+		return int64(n), true
+	case uint32:
+		return int64(n), true
+	case uint64:
+		return int64(n), true
+	case uint:
+		return int64(n), true
+	}
+	return 0, false
+}
+
+func asBytes(v any) []byte {
+	switch b := v.(type) {
+	case []byte:
+		return b
+	case string:
+		return []byte(b)
+	}
+	return []byte(fmt.Sprint(v))
+}
+
+// withFraction gives a temporal text exactly fsp fractional digits
+// (go-mysql drops a zero fraction of TIME).
+func withFraction(s string, fsp int) string {
+	dot := strings.LastIndexByte(s, '.')
+	if fsp == 0 {
+		if dot >= 0 && strings.IndexByte(s[dot:], ':') < 0 {
+			return s[:dot]
+		}
+		return s
+	}
+	if dot < 0 || strings.IndexByte(s[dot:], ':') >= 0 || strings.IndexByte(s[dot:], '-') >= 0 {
+		return s + "." + strings.Repeat("0", fsp)
+	}
+	have := len(s) - dot - 1
+	switch {
+	case have < fsp:
+		return s + strings.Repeat("0", fsp-have)
+	case have > fsp:
+		return s[:dot+1+fsp]
+	}
+	return s
+}
+
+func formatUUID(b []byte) string {
+	const hex = "0123456789abcdef"
+	out := make([]byte, 0, 36)
+	for i, x := range b {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			out = append(out, '-')
+		}
+		out = append(out, hex[x>>4], hex[x&0xf])
+	}
+	return string(out)
+}
+
+// decodeText turns a text value's bytes into UTF-8 from its charset.
+func decodeText(raw any, cs string) any {
+	var b []byte
+	switch v := raw.(type) {
+	case string:
+		switch cs {
+		case "", "utf8mb4", "utf8mb3", "utf8", "ascii":
+			return v
+		}
+		b = []byte(v)
+	case []byte:
+		b = v
+		if cs == "" || cs == "utf8mb4" || cs == "utf8mb3" || cs == "ascii" {
+			return string(v)
+		}
+	default:
+		return raw
+	}
+	switch cs {
+	case "binary":
+		return b
+	case "latin1":
+		return decodeLatin1(b)
+	}
+	enc := textEncoding(cs)
+	if enc == nil {
+		return RawText{Charset: cs, Bytes: b}
+	}
+	out, err := enc.NewDecoder().Bytes(b)
+	if err != nil || !utf8.Valid(out) {
+		return RawText{Charset: cs, Bytes: b}
+	}
+	return string(out)
+}
+
+// decodeLatin1 decodes the server's latin1, which is cp1252 with the five
+// bytes cp1252 leaves undefined mapped to the same code points.
+func decodeLatin1(b []byte) string {
+	var out strings.Builder
+	out.Grow(len(b))
+	for _, c := range b {
+		switch {
+		case c < 0x80 || c >= 0xA0:
+			out.WriteRune(rune(c))
+		default:
+			r := charmap.Windows1252.DecodeByte(c)
+			if r == utf8.RuneError {
+				r = rune(c)
+			}
+			out.WriteRune(r)
+		}
+	}
+	return out.String()
+}
+
+func textEncoding(cs string) encoding.Encoding {
+	switch cs {
+	case "ucs2", "utf16":
+		return unicode.UTF16(unicode.BigEndian, unicode.IgnoreBOM)
+	case "utf16le":
+		return unicode.UTF16(unicode.LittleEndian, unicode.IgnoreBOM)
+	case "utf32":
+		return utf32.UTF32(utf32.BigEndian, utf32.IgnoreBOM)
+	case "latin2":
+		return charmap.ISO8859_2
+	case "latin5":
+		return charmap.ISO8859_9
+	case "latin7":
+		return charmap.ISO8859_13
+	case "greek":
+		return charmap.ISO8859_7
+	case "hebrew":
+		return charmap.ISO8859_8
+	case "cp1250":
+		return charmap.Windows1250
+	case "cp1251":
+		return charmap.Windows1251
+	case "cp1256":
+		return charmap.Windows1256
+	case "cp1257":
+		return charmap.Windows1257
+	case "cp850":
+		return charmap.CodePage850
+	case "cp852":
+		return charmap.CodePage852
+	case "cp866":
+		return charmap.CodePage866
+	case "koi8r":
+		return charmap.KOI8R
+	case "koi8u":
+		return charmap.KOI8U
+	case "macroman":
+		return charmap.Macintosh
+	case "sjis", "cp932":
+		return japanese.ShiftJIS
+	case "ujis", "eucjpms":
+		return japanese.EUCJP
+	case "euckr":
+		return korean.EUCKR
+	case "gbk", "gb2312":
+		return simplifiedchinese.GBK
+	case "gb18030":
+		return simplifiedchinese.GB18030
+	case "big5":
+		return traditionalchinese.Big5
+	}
+	return nil
+}
