@@ -2,6 +2,7 @@ package binlogstream
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -387,62 +388,18 @@ func formatType(c *Column) string {
 	return b.String()
 }
 
-// tableSignature is the part of a Table_map that a Table is built from,
-// compared to reuse one *Table for every statement of one table version.
+// sameTableMap compares the parts of two Table_maps a Table is built from,
+// to reuse one *Table for every statement of one table version.
 func sameTableMap(a, b *replication.TableMapEvent) bool {
 	return a.ColumnCount == b.ColumnCount && bytes.Equal(a.Schema, b.Schema) && bytes.Equal(a.Table, b.Table) &&
-		bytes.Equal(a.ColumnType, b.ColumnType) && equalMeta(a.ColumnMeta, b.ColumnMeta) &&
+		bytes.Equal(a.ColumnType, b.ColumnType) && slices.Equal(a.ColumnMeta, b.ColumnMeta) &&
 		bytes.Equal(a.NullBitmap, b.NullBitmap) && bytes.Equal(a.SignednessBitmap, b.SignednessBitmap) &&
-		equalU64(a.DefaultCharset, b.DefaultCharset) && equalU64(a.ColumnCharset, b.ColumnCharset) &&
-		equalNames(a.ColumnName, b.ColumnName) && equalU64(a.PrimaryKey, b.PrimaryKey) &&
+		slices.Equal(a.DefaultCharset, b.DefaultCharset) && slices.Equal(a.ColumnCharset, b.ColumnCharset) &&
+		equalNames(a.ColumnName, b.ColumnName) && slices.Equal(a.PrimaryKey, b.PrimaryKey) &&
 		equalStrValues(a.EnumStrValue, b.EnumStrValue) && equalStrValues(a.SetStrValue, b.SetStrValue) &&
-		equalU64(a.EnumSetDefaultCharset, b.EnumSetDefaultCharset) && equalU64(a.EnumSetColumnCharset, b.EnumSetColumnCharset)
+		slices.Equal(a.EnumSetDefaultCharset, b.EnumSetDefaultCharset) && slices.Equal(a.EnumSetColumnCharset, b.EnumSetColumnCharset)
 }
 
-func equalMeta(a, b []uint16) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
+func equalNames(a, b [][]byte) bool { return slices.EqualFunc(a, b, bytes.Equal) }
 
-func equalU64(a, b []uint64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func equalNames(a, b [][]byte) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if !bytes.Equal(a[i], b[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-func equalStrValues(a, b [][][]byte) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if !equalNames(a[i], b[i]) {
-			return false
-		}
-	}
-	return true
-}
+func equalStrValues(a, b [][][]byte) bool { return slices.EqualFunc(a, b, equalNames) }

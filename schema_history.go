@@ -232,8 +232,8 @@ func (h *schemaHistory) applyStmt(db string, st ast.StmtNode, sql string, ch *dd
 		}
 		h.tables[k] = t
 	case *ast.DropTableStmt:
-		if s.IsView {
-			return nil
+		if s.IsView || s.TemporaryKeyword != ast.TemporaryNone {
+			return nil // a temporary table's rows are not in a row-format binlog
 		}
 		for _, tn := range s.Tables {
 			k := tableKeyOf(db, tn)
@@ -628,7 +628,9 @@ func alterVerb(tp ast.AlterTableType) string {
 	return "MODIFY COLUMN"
 }
 
-// convertTo applies CONVERT TO CHARACTER SET to every text column.
+// convertTo applies CONVERT TO CHARACTER SET to every text column. A TEXT
+// type grows to the next one that holds as many characters in the wider
+// charset, as the server does.
 func (t *histTable) convertTo(cs string) {
 	coll := ""
 	if d, err := charset.GetDefaultCollationLegacy(cs); err == nil {
@@ -639,9 +641,34 @@ func (t *histTable) convertTo(cs string) {
 		if !isTextType(c.DataType) || c.Charset == "binary" {
 			continue
 		}
+		if oldW, newW := charsetWidth(c.Charset), charsetWidth(cs); oldW > 0 && newW > oldW {
+			c.DataType = widerText(c.DataType, oldW, newW)
+		}
 		c.Charset, c.Collation = cs, coll
 		c.Type = formatType(c)
 	}
+}
+
+// textSizes are the TEXT types and the bytes each holds.
+var textSizes = []struct {
+	name  string
+	bytes int64
+}{{"tinytext", 255}, {"text", 65535}, {"mediumtext", 16777215}, {"longtext", 4294967295}}
+
+func widerText(dt string, oldW, newW int) string {
+	for i, ts := range textSizes {
+		if ts.name != dt {
+			continue
+		}
+		need := ts.bytes / int64(oldW) * int64(newW)
+		for _, bigger := range textSizes[i:] {
+			if bigger.bytes >= need {
+				return bigger.name
+			}
+		}
+		return "longtext"
+	}
+	return dt
 }
 
 func (t *histTable) find(name string) int {

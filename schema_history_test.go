@@ -118,3 +118,12 @@ func TestServerCollationFromStatusVars(t *testing.T) {
 	require.Zero(t, serverCollation([]byte{12, 1, 'd', 0, 4, 1, 0, 1, 0, 8, 0}), "an unknown-length code first: not read")
 	require.Zero(t, serverCollation([]byte{4, 1, 0}), "truncated")
 }
+
+func TestSchemaHistoryConvertAndTemporary(t *testing.T) {
+	h := newSchemaHistory()
+	applyAll(t, h, "d", "CREATE TABLE t (a TINYTEXT, b TEXT, c MEDIUMTEXT, d LONGTEXT, v VARCHAR(10), x BLOB) CHARACTER SET latin1",
+		"ALTER TABLE t CONVERT TO CHARACTER SET utf8mb4")
+	require.Equal(t, "a text utf8mb4, b mediumtext utf8mb4, c longtext utf8mb4, d longtext utf8mb4, v varchar(10) utf8mb4, x blob", cols(h, "d", "t"))
+	applyAll(t, h, "d", "DROP TEMPORARY TABLE IF EXISTS t")
+	require.Contains(t, cols(h, "d", "t"), "a text", "a temporary table's drop leaves the real one")
+}

@@ -28,21 +28,24 @@ type FileSchemaStore struct {
 
 const schemaFileHeader = "binlogstream schema history v1\n"
 
-// NewFileSchemaStore returns a store writing path (created 0600 on the
-// first Append, with its directory).
+// NewFileSchemaStore returns a store writing path (created 0600, with its
+// directory, on the first Load or Append).
 func NewFileSchemaStore(path string) *FileSchemaStore { return &FileSchemaStore{path: path} }
 
 // Path returns the file the store writes.
 func (s *FileSchemaStore) Path() string { return s.path }
 
-// Load reads every record. A missing file is an empty history.
+// Load reads every record. A missing file is an empty history. The
+// store's first Load or Append locks the file (flock, where there is one)
+// until Close: a second store on it, in this process or another, is
+// refused, since two writers would interleave their records.
 func (s *FileSchemaStore) Load() ([]SchemaRecord, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	data, err := os.ReadFile(s.path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+	if err := s.open(); err != nil {
+		return nil, err
 	}
+	data, err := io.ReadAll(io.NewSectionReader(s.f, 0, 1<<62))
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +83,7 @@ func (s *FileSchemaStore) Load() ([]SchemaRecord, error) {
 }
 
 func (s *FileSchemaStore) truncate(size int64) error {
-	if err := os.Truncate(s.path, size); err != nil {
+	if err := s.f.Truncate(size); err != nil {
 		return fmt.Errorf("drop the torn end of %s: %w", s.path, err)
 	}
 	return nil
@@ -90,14 +93,19 @@ func (s *FileSchemaStore) truncate(size int64) error {
 func (s *FileSchemaStore) Append(rec SchemaRecord) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.f == nil {
-		if err := s.openFile(); err != nil {
-			return err
-		}
+	if err := s.open(); err != nil {
+		return err
 	}
 	line, err := encodeSchemaLine(rec)
 	if err != nil {
 		return err
+	}
+	st, err := s.f.Stat()
+	if err != nil {
+		return err
+	}
+	if st.Size() == 0 {
+		line = append([]byte(schemaFileHeader), line...)
 	}
 	if _, err := s.f.Write(line); err != nil {
 		return fmt.Errorf("write %s: %w", s.path, err)
@@ -105,36 +113,30 @@ func (s *FileSchemaStore) Append(rec SchemaRecord) error {
 	if err := s.f.Sync(); err != nil {
 		return fmt.Errorf("fsync %s: %w", s.path, err)
 	}
+	if st.Size() == 0 { // make the new file's name durable
+		if d, err := os.Open(filepath.Dir(s.path)); err == nil {
+			_ = d.Sync()
+			d.Close()
+		}
+	}
 	return nil
 }
 
-func (s *FileSchemaStore) openFile() error {
-	dir := filepath.Dir(s.path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+// open opens and locks the file once.
+func (s *FileSchemaStore) open() error {
+	if s.f != nil {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
 		return err
 	}
 	f, err := os.OpenFile(s.path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
 	}
-	st, err := f.Stat()
-	if err != nil {
+	if err := lockFile(f); err != nil {
 		f.Close()
-		return err
-	}
-	if st.Size() == 0 {
-		if _, err := io.WriteString(f, schemaFileHeader); err != nil {
-			f.Close()
-			return err
-		}
-		if err := f.Sync(); err != nil {
-			f.Close()
-			return err
-		}
-		if d, err := os.Open(dir); err == nil { // make the new file's name durable
-			_ = d.Sync()
-			d.Close()
-		}
+		return fmt.Errorf("schema history %s is in use by another store (one writer per file): %w", s.path, err)
 	}
 	s.f = f
 	return nil

@@ -124,7 +124,7 @@ func (t *Table) Value(i int, raw any) any {
 			break
 		}
 		if n, ok := asInt64(raw); ok {
-			if n == 0 || int(n) > len(c.Elems) {
+			if n <= 0 || n > int64(len(c.Elems)) {
 				return ""
 			}
 			return c.Elems[n-1]

@@ -49,18 +49,26 @@ Flags:
 
 const formatText = `
 Lines (keys always in this order; gtid only when the transaction has one):
-  {"type":"insert|update|delete","schema":S,"table":T,"row":[...],
-   "before":[...] (update only),"gtid":G,"file":F,"pos":P,"resume":R}
+  {"type":"table","schema":S,"table":T,"source":"binlog|history|unknown",
+   "columns":[{"name":N,"type":TY,"charset":C,"nullable":B},...],
+   "primary_key":[...],"unknown":WHY,"gtid":G,"file":F,"pos":P,"resume":R}
+  {"type":"insert|update|delete","schema":S,"table":T,"row":{"col":V,...},
+   "before":{...} (update only),"gtid":G,"file":F,"pos":P,"resume":R}
   {"type":"query","schema":S,"query":Q,"gtid":G,"file":F,"pos":P,"resume":R}
-BEGIN, COMMIT, ROLLBACK, XID, Table_map and other events write no line.
+A table line precedes the rows of each statement (one per Table_map). Rows
+are keyed by column name as of their binlog position (the schema history
+lives in FILE.schema); a column the row image left out is absent. Where no
+schema can be proven the row is an array and the line says "positional":true.
+BEGIN, COMMIT, ROLLBACK, XID and other events write no line.
 file:pos is the end of the binlog event the line comes from; resume is the
-token to continue after this line. Values are in table column order:
-integers and floats as JSON numbers, DECIMAL as a string, NULL as null,
-strings and blobs as JSON strings when they are valid UTF-8, otherwise as
-{"base64":"<standard padded base64>"}; DATE, TIME, DATETIME and TIMESTAMP
-(rendered in UTC) as strings; ENUM and SET as their numeric index/bitmask;
-BIT and YEAR as numbers. UNSIGNED integers read as unsigned only when the
-server logs signedness (binlog_row_metadata=MINIMAL or FULL).
+token to continue after this line. Values are what the server means:
+integers (UNSIGNED and BIT(64) up to 18446744073709551615, every digit) and
+floats as JSON numbers, DECIMAL as a string, text decoded from its charset,
+binary strings as JSON strings when valid UTF-8, otherwise
+{"base64":"..."}, BINARY(n) with its trailing zero bytes, ENUM/SET by name,
+DATE/TIME/DATETIME/TIMESTAMP (UTC) as strings with the column's fractional
+digits, UUID/INET6/INET4 as text, GEOMETRY as {"srid":N,"wkb":"<hex>"},
+NULL as null. See the package documentation for the full contract.
 `
 
 // options are the parsed command line.

@@ -165,7 +165,7 @@ func appendRow(b []byte, tbl *binlogstream.Table, row []any, skipped []int) []by
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendValue(b, tbl.Value(i, v))
+			b = appendColumn(b, tbl, i, v)
 		}
 		return append(b, ']')
 	}
@@ -181,9 +181,46 @@ func appendRow(b []byte, tbl *binlogstream.Table, row []any, skipped []int) []by
 		first = false
 		b = appendString(b, tbl.Columns[i].Name)
 		b = append(b, ':')
-		b = appendValue(b, tbl.Value(i, v))
+		b = appendColumn(b, tbl, i, v)
 	}
 	return append(b, '}')
+}
+
+// appendColumn writes column i's value as the server means it
+// (Table.Value). The common values that Value would return unchanged,
+// signed integers and UTF-8 text, are written as they are, without the
+// allocation of boxing a converted value.
+func appendColumn(b []byte, tbl *binlogstream.Table, i int, v any) []byte {
+	if tbl != nil && i < len(tbl.Columns) {
+		c := &tbl.Columns[i]
+		switch v.(type) {
+		case int8, int16, int32, int64:
+			if !c.Unsigned && isIntegerType(c.DataType) {
+				return appendValue(b, v)
+			}
+		case string:
+			if isTextType(c.DataType) && (c.Charset == "utf8mb4" || c.Charset == "utf8mb3" || c.Charset == "ascii") {
+				return appendValue(b, v)
+			}
+		}
+	}
+	return appendValue(b, tbl.Value(i, v))
+}
+
+func isIntegerType(dt string) bool {
+	switch dt {
+	case "tinyint", "smallint", "mediumint", "int", "bigint":
+		return true
+	}
+	return false
+}
+
+func isTextType(dt string) bool {
+	switch dt {
+	case "char", "varchar", "tinytext", "text", "mediumtext", "longtext":
+		return true
+	}
+	return false
 }
 
 // timeLayout renders time.Time values (only seen when a decoder is set to

@@ -168,3 +168,24 @@ func TestAppendTextAgreesWithUTF8Valid(t *testing.T) {
 		}
 	}
 }
+
+// appendColumn's shortcuts write what Table.Value's result would.
+func TestAppendColumnAgreesWithValue(t *testing.T) {
+	tbl := &binlogstream.Table{Source: binlogstream.SchemaFromHistory, Columns: []binlogstream.Column{
+		{DataType: "int"}, {DataType: "int", Unsigned: true}, {DataType: "tinyint", Unsigned: true},
+		{DataType: "varchar", Charset: "utf8mb4"}, {DataType: "varchar", Charset: "latin1"}, {DataType: "varchar"},
+		{DataType: "char", Charset: "ascii"}, {DataType: "enum", Elems: []string{"a", "b"}}, {DataType: "bigint"},
+	}}
+	f := func(n int64, s string) bool {
+		for i := range tbl.Columns {
+			for _, raw := range []any{int8(n), int16(n), int32(n), n, s, uint8(n)} {
+				if string(appendColumn(nil, tbl, i, raw)) != string(appendValue(nil, tbl.Value(i, raw))) {
+					t.Logf("column %d %#v", i, raw)
+					return false
+				}
+			}
+		}
+		return true
+	}
+	require.NoError(t, quick.Check(f, &quick.Config{MaxCount: 2000}))
+}
