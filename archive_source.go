@@ -204,9 +204,9 @@ func (a *ArchiveSource) OpenGTID(ctx context.Context, set mysql.GTIDSet) (Stream
 	if err != nil {
 		return nil, err
 	}
-	flavor, err := a.cfg.Archive.Flavor()
-	if err != nil {
-		return nil, err
+	flavor := mysql.MySQLFlavor // the set's, not the archive's: it may be empty yet
+	if _, ok := set.(*mysql.MariadbGTIDSet); ok {
+		flavor = mysql.MariaDBFlavor
 	}
 	p, err := mysql.ParseGTIDSet(flavor, purged)
 	if err != nil {

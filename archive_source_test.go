@@ -149,6 +149,18 @@ func TestArchiveThenLiveGTID(t *testing.T) {
 	}
 }
 
+// TestArchiveEmptyGTID: an empty archive leaves a GTID dump the server
+// can serve to the server.
+func TestArchiveEmptyGTID(t *testing.T) {
+	bl := archiveBinlog(th.MariaDB)
+	src, err := binlogstream.NewArchiveSource(binlogstream.ArchiveConfig{
+		Archive: newDirSource(t, t.TempDir()), Live: th.NewFakeSource(bl), Lister: fakeLister{bl, 0}})
+	require.NoError(t, err)
+	want := streamGTID(t, th.NewFakeSource(bl), gtidStart(t, th.MariaDB), -1, nil)
+	got := streamGTID(t, withBinlog{src, bl}, gtidStart(t, th.MariaDB), -1, nil)
+	require.Equal(t, want.entries, got.entries)
+}
+
 // TestArchiveGap: a file neither the archive nor the server has stops the
 // stream with ErrNotInDir instead of skipping it.
 func TestArchiveGap(t *testing.T) {
