@@ -65,7 +65,9 @@ type DirConfig struct {
 	HeartbeatPeriod time.Duration
 	// Tune, when set, adjusts each stream's go-mysql parser (SetParseTime,
 	// SetUseDecimal, SetTimestampStringLocation, ...). Checksums are
-	// verified by the source itself, before parsing.
+	// verified by the source itself, before parsing, and the source sets
+	// the rows decode function after Tune (SkipReplayedRows on a resume,
+	// and a guard against malformed rows events), replacing one Tune set.
 	Tune func(*replication.BinlogParser)
 }
 
