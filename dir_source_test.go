@@ -459,3 +459,34 @@ func TestDirSourceFlavor(t *testing.T) {
 	require.NoError(t, err, "nothing to contradict it yet")
 	assert.Equal(t, "mysql", f)
 }
+
+// TestDirSourceLargeEvent: an event several times the read buffer (a
+// 1.2 MB rows event), whole and while it is being written.
+func TestDirSourceLargeEvent(t *testing.T) {
+	rows := make([]th.Row, 4000)
+	for i := range rows {
+		rows[i] = th.Row{int64(i), int32(i % 3), strings.Repeat(string(rune('a'+i%26)), 290)}
+	}
+	bl := th.NewBuilder(th.MariaDB, th.MaxRowsPerEvent(len(rows))).
+		Txn(func(t *th.Txn) { t.Insert(orders, rows...) }).
+		Txn(func(t *th.Txn) { t.Delete(orders, rows[:2]...) }).Build()
+	big, ok := bl.Nth(replication.WRITE_ROWS_EVENTv1, 1)
+	require.True(t, ok)
+	require.Greater(t, big.End-big.Start, uint32(1<<20))
+	n := deliveries(bl)
+	start := binlogstream.StartAt(binlogstream.Position{File: bl.Files[0].Name, Offset: 4})
+	want := stream(t, th.NewFakeSource(bl), start, n, nil)
+
+	dir := t.TempDir()
+	path := filepath.Join(dir, bl.Files[0].Name)
+	data := bl.Files[0].Data
+	require.NoError(t, os.WriteFile(path, data[:big.Start+(big.End-big.Start)/2], 0o644))
+	go func() {
+		time.Sleep(30 * time.Millisecond)
+		_ = os.WriteFile(path, data, 0o644)
+	}()
+	got := stream(t, newDirSource(t, dir), start, n, nil)
+	require.ErrorIs(t, got.err, context.Canceled)
+	require.Equal(t, want.entries, got.entries)
+	require.Equal(t, want.tokens, got.tokens)
+}
