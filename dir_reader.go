@@ -45,6 +45,9 @@ var errNotYet = errors.New("binlogstream: event not complete yet")
 // set, its starting GTID state.
 func readHead(path, flavor string) (*fileHead, error) {
 	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		err = fmt.Errorf("%w: %v", ErrNotInDir, err)
+	}
 	if err != nil {
 		return nil, &FileError{Path: path, Err: err}
 	}

@@ -306,6 +306,9 @@ func (s *DirSource) openGTID(ctx context.Context, set mysql.GTIDSet) (*dirStream
 	start := ""
 	for i := len(names) - 1; i >= 0 && start == ""; i-- {
 		state, err := s.startState(names[i], flavor)
+		if errors.Is(err, ErrNotInDir) {
+			continue // not there, or not written yet: not a start
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -195,6 +195,14 @@ func TestDirSourceGTIDStartsAtTheRightFile(t *testing.T) {
 		require.ErrorIs(t, r.err, context.Canceled)
 		require.Equal(t, k, r.events)
 		require.Equal(t, want.entries[:len(r.entries)], r.entries, "%s: from the first transaction", f)
+
+		// A newer file with no complete Format_description yet is not a
+		// start either.
+		require.NoError(t, os.WriteFile(filepath.Join(dir.Dir(), last.Name), last.Data[:10], 0o644))
+		r = streamGTID(t, dir, gtidStart(t, f), k, nil)
+		require.ErrorIs(t, r.err, context.Canceled)
+		require.Equal(t, k, r.events)
+		require.Equal(t, want.entries[:len(r.entries)], r.entries, "%s: from the first transaction", f)
 	}
 
 	old, err := binlogstream.StartAtGTID("mariadb", "0-1-5")
