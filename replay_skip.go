@@ -36,27 +36,47 @@ type ReplaySkipper interface {
 // only the header of the rows events ending at or before streamed, which a
 // resume from a token with that streamed position drops. Use one per dump.
 func SkipReplayedRows(streamed Position) func(*replication.RowsEvent, []byte) error {
-	var done atomic.Bool // past the window: decode everything
-	if streamed.Offset > 0xffffffff {
-		done.Store(true) // LogPos cannot say where it is
-	}
-	until := uint32(streamed.Offset)
+	w := newReplayWindow(streamed)
 	return func(re *replication.RowsEvent, data []byte) error {
 		pos, err := re.DecodeHeader(data)
 		if err != nil {
 			return err
 		}
-		if done.Load() {
-			return re.DecodeData(pos, data)
+		if w.replayed(data) {
+			re.Rows = nil // replayed: dropped by the tracker, never delivered
+			return nil
 		}
-		logPos, ok := headerLogPos(data)
-		if !ok || logPos > until || logPos == 0 {
-			done.Store(true)
-			return re.DecodeData(pos, data)
-		}
-		re.Rows = nil // replayed: dropped by the tracker, never delivered
-		return nil
+		return re.DecodeData(pos, data)
 	}
+}
+
+// replayWindow says which rows events of a dump end at or before a
+// streamed position: those whose rows a resume drops undecoded.
+type replayWindow struct {
+	done  atomic.Bool // past the window: decode everything
+	until uint32
+}
+
+func newReplayWindow(streamed Position) *replayWindow {
+	w := &replayWindow{until: uint32(streamed.Offset)}
+	if streamed.Offset > 0xffffffff {
+		w.done.Store(true) // LogPos cannot say where it is
+	}
+	return w
+}
+
+// replayed reports whether the rows event whose body go-mysql passes ends
+// within the window; the first one past it closes the window.
+func (w *replayWindow) replayed(body []byte) bool {
+	if w.done.Load() {
+		return false
+	}
+	logPos, ok := headerLogPos(body)
+	if !ok || logPos > w.until || logPos == 0 {
+		w.done.Store(true)
+		return false
+	}
+	return true
 }
 
 // headerLogPos reads the LogPos of the event whose body go-mysql passes to

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -45,6 +46,13 @@ type SyncerConfig struct {
 	// size in memory.
 	EventCacheCount int
 	EventCacheBytes int64
+	// DecodeWorkers is how many goroutines decode rows events, in
+	// parallel with go-mysql's reading goroutine and with each other;
+	// events still reach the streamer in binlog order. 0 means one per
+	// core (GOMAXPROCS); 1 or less decodes on go-mysql's goroutine, as
+	// go-mysql does by itself. A Tune that sets its own
+	// RowsEventDecodeFunc turns this off.
+	DecodeWorkers int
 	// Tune, when set, may adjust go-mysql's config (ParseTime, UseDecimal,
 	// ...) before each syncer is made. Retry, logging, identity fields and
 	// SynchronousEventHandler (the source's event queue) are set again
@@ -95,6 +103,9 @@ func (c *SyncerConfig) validate() error {
 	}
 	if c.EventCacheBytes <= 0 {
 		c.EventCacheBytes = 32 << 20
+	}
+	if c.DecodeWorkers == 0 {
+		c.DecodeWorkers = runtime.GOMAXPROCS(0)
 	}
 	if c.Logger == nil {
 		c.Logger = discardLogger()
@@ -167,11 +178,7 @@ var _ ReplaySkipper = (*SyncerSource)(nil)
 // undecoded (SkipReplayedRows); a Tune that sets its own
 // RowsEventDecodeFunc keeps it, and everything is decoded.
 func (s *SyncerSource) OpenFileReplay(ctx context.Context, pos mysql.Position, streamed Position) (Stream, error) {
-	return s.openWith(ctx, func(c *replication.BinlogSyncerConfig) {
-		if c.RowsEventDecodeFunc == nil {
-			c.RowsEventDecodeFunc = SkipReplayedRows(streamed)
-		}
-	}, func(b *replication.BinlogSyncer) (*replication.BinlogStreamer, error) {
+	return s.openWith(ctx, newReplayWindow(streamed), func(b *replication.BinlogSyncer) (*replication.BinlogStreamer, error) {
 		return b.StartSync(pos)
 	})
 }
@@ -188,14 +195,16 @@ func (s *SyncerSource) open(ctx context.Context, start func(*replication.BinlogS
 	return s.openWith(ctx, nil, start)
 }
 
-func (s *SyncerSource) openWith(ctx context.Context, adjust func(*replication.BinlogSyncerConfig),
+// openWith opens a dump; the rows events in skip (a resume's replayed
+// ones, when not nil) are left undecoded.
+func (s *SyncerSource) openWith(ctx context.Context, skip *replayWindow,
 	start func(*replication.BinlogSyncer) (*replication.BinlogStreamer, error)) (Stream, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	st, err := s.openTLS(ctx, s.cfg.TLSConfig, adjust, start)
+	st, err := s.openTLS(ctx, s.cfg.TLSConfig, skip, start)
 	if err != nil && s.cfg.tlsPreferred && isNoTLS(err) {
-		st, err = s.openTLS(ctx, nil, adjust, start)
+		st, err = s.openTLS(ctx, nil, skip, start)
 	}
 	return st, err
 }
@@ -205,12 +214,25 @@ func isNoTLS(err error) bool {
 	return strings.Contains(err.Error(), "does not support TLS required by the client")
 }
 
-func (s *SyncerSource) openTLS(ctx context.Context, tlsConfig *tls.Config, adjust func(*replication.BinlogSyncerConfig),
+func (s *SyncerSource) openTLS(ctx context.Context, tlsConfig *tls.Config, skip *replayWindow,
 	start func(*replication.BinlogSyncer) (*replication.BinlogStreamer, error)) (Stream, error) {
 	cfg := s.syncerConfig()
 	cfg.TLSConfig = tlsConfig
-	if adjust != nil {
-		adjust(&cfg)
+	var dec *rowsDecoder
+	switch {
+	case cfg.RowsEventDecodeFunc != nil: // the Tune's own: it decodes
+	case s.cfg.DecodeWorkers > 1:
+		dec = newRowsDecoder(s.cfg.DecodeWorkers, skip)
+		cfg.RowsEventDecodeFunc = dec.decode
+	case skip != nil:
+		cfg.RowsEventDecodeFunc = func(re *replication.RowsEvent, data []byte) error {
+			pos, err := re.DecodeHeader(data)
+			if err != nil || skip.replayed(data) {
+				re.Rows = nil
+				return err
+			}
+			return re.DecodeData(pos, data)
+		}
 	}
 	// go-mysql hands each decoded event to q on its reading goroutine; the
 	// queue and the stream's current batch hold at most EventCacheCount.
@@ -230,10 +252,13 @@ func (s *SyncerSource) openTLS(ctx context.Context, tlsConfig *tls.Config, adjus
 	case r := <-ch:
 		if r.err != nil {
 			b.Close()
+			if dec != nil {
+				dec.close()
+			}
 			return nil, fmt.Errorf("binlogstream: connect to %s: %w", s.cfg.DSN, plainHint(r.err, tlsConfig))
 		}
 		sctx, cancel := context.WithCancel(context.Background())
-		st := &syncerStream{syncer: b, q: q, ctx: sctx, cancel: cancel, timeout: s.cfg.ReadTimeout}
+		st := &syncerStream{syncer: b, q: q, dec: dec, ctx: sctx, cancel: cancel, timeout: s.cfg.ReadTimeout}
 		go st.watch()
 		go func() {
 			// Events go to q, not to GetEvent: it only reports how the
@@ -247,7 +272,13 @@ func (s *SyncerSource) openTLS(ctx context.Context, tlsConfig *tls.Config, adjus
 		}()
 		return st, nil
 	case <-ctx.Done():
-		go func() { <-ch; b.Close() }()
+		go func() {
+			<-ch
+			b.Close()
+			if dec != nil {
+				dec.close()
+			}
+		}()
 		return nil, ctx.Err()
 	}
 }
@@ -255,6 +286,7 @@ func (s *SyncerSource) openTLS(ctx context.Context, tlsConfig *tls.Config, adjus
 type syncerStream struct {
 	syncer *replication.BinlogSyncer
 	q      *eventQueue
+	dec    *rowsDecoder // nil: go-mysql decodes the rows
 	once   sync.Once
 	// ctx is cancelled by Close: it ends the watchdog and the goroutine
 	// waiting for the dump's ending error.
@@ -283,6 +315,17 @@ func (e *readTimeoutError) Unwrap() error { return mysql.ErrBadConn }
 func (e *readTimeoutError) Timeout() bool { return true }
 
 func (s *syncerStream) Next(ctx context.Context) (*replication.BinlogEvent, error) {
+	ev, err := s.next(ctx)
+	if err == nil && s.dec != nil {
+		err = s.dec.wait(ev)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return ev, nil
+}
+
+func (s *syncerStream) next(ctx context.Context) (*replication.BinlogEvent, error) {
 	if s.pos < len(s.batch) {
 		ev := s.batch[s.pos]
 		s.batch[s.pos] = nil
@@ -348,6 +391,9 @@ func (s *syncerStream) Close() error {
 		s.q.fail(errQueueClosed)
 		s.cancel()
 		s.syncer.Close()
+		if s.dec != nil {
+			s.dec.close()
+		}
 	})
 	return nil
 }

@@ -1,0 +1,115 @@
+package binlogstream
+
+import (
+	"sync"
+
+	"github.com/go-mysql-org/go-mysql/replication"
+)
+
+// rowsDecoder takes row decoding off go-mysql's reading goroutine. Its
+// decode func (a go-mysql RowsEventDecodeFunc) reads a rows event's header
+// there, since finding the Table_map needs the parser's state, and hands
+// the rows to a pool of workers; the stream waits for an event's rows
+// before serving it, so events still come in binlog order, decoded. The
+// rows of several events are decoded at once, on every core. The events
+// in flight are those of the stream's queue (EventCacheCount and
+// EventCacheBytes bound them as before).
+type rowsDecoder struct {
+	skip *replayWindow // rows events before it stay undecoded (a resume); nil: none
+	jobs chan *rowsJob
+	stop chan struct{}
+	once sync.Once
+
+	mu      sync.Mutex
+	pending map[*replication.RowsEvent]*rowsJob
+}
+
+type rowsJob struct {
+	re   *replication.RowsEvent
+	pos  int
+	data []byte
+	err  error
+	done chan struct{}
+}
+
+func newRowsDecoder(workers int, skip *replayWindow) *rowsDecoder {
+	d := &rowsDecoder{skip: skip, jobs: make(chan *rowsJob, 4*workers), stop: make(chan struct{}),
+		pending: map[*replication.RowsEvent]*rowsJob{}}
+	for range workers {
+		go d.work()
+	}
+	return d
+}
+
+func (d *rowsDecoder) work() {
+	for {
+		select {
+		case <-d.stop:
+			return
+		case j := <-d.jobs:
+			j.err = j.re.DecodeData(j.pos, j.data)
+			close(j.done)
+		}
+	}
+}
+
+// decode is the RowsEventDecodeFunc, on go-mysql's goroutine.
+func (d *rowsDecoder) decode(re *replication.RowsEvent, data []byte) error {
+	pos, err := re.DecodeHeader(data)
+	if err != nil {
+		return err
+	}
+	if d.skip != nil && d.skip.replayed(data) {
+		re.Rows = nil // replayed: dropped by the tracker, never delivered
+		return nil
+	}
+	j := &rowsJob{re: re, pos: pos, data: data, done: make(chan struct{})}
+	d.mu.Lock()
+	d.pending[re] = j
+	d.mu.Unlock()
+	select {
+	case d.jobs <- j:
+	case <-d.stop: // the stream is closed: nobody waits for it
+	}
+	return nil
+}
+
+// wait returns once the rows of ev (and of the events inside a
+// Transaction_payload) are decoded, with a decoding error as go-mysql's
+// parser reports one.
+func (d *rowsDecoder) wait(ev *replication.BinlogEvent) error {
+	switch e := ev.Event.(type) {
+	case *replication.RowsEvent:
+		return d.waitRows(ev, e)
+	case *replication.TransactionPayloadEvent:
+		for _, inner := range e.Events {
+			if re, ok := inner.Event.(*replication.RowsEvent); ok {
+				if err := d.waitRows(inner, re); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (d *rowsDecoder) waitRows(ev *replication.BinlogEvent, re *replication.RowsEvent) error {
+	d.mu.Lock()
+	j := d.pending[re]
+	delete(d.pending, re)
+	d.mu.Unlock()
+	if j == nil {
+		return nil // left undecoded (replayed), or decoded in place
+	}
+	select {
+	case <-j.done:
+	case <-d.stop:
+		return errQueueClosed
+	}
+	if j.err != nil {
+		return &replication.EventError{Header: ev.Header, Err: j.err.Error(), Data: ev.RawData}
+	}
+	return nil
+}
+
+func (d *rowsDecoder) close() { d.once.Do(func() { close(d.stop) }) }
