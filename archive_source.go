@@ -140,11 +140,7 @@ func (a *ArchiveSource) open(ctx context.Context, pos mysql.Position, streamed *
 		return nil, &FileError{Path: a.cfg.Archive.path(pos.Name), Offset: uint64(pos.Pos), Err: fmt.Errorf(
 			"%w: neither the server (%s) nor the archive (%s) has it", ErrNotInDir, span(live), span(arch))}
 	}
-	var decode func(*replication.RowsEvent, []byte) error
-	if streamed != nil {
-		decode = SkipReplayedRows(*streamed)
-	}
-	ds, err := a.cfg.Archive.openFile(ctx, pos, decode)
+	ds, err := a.cfg.Archive.openFile(ctx, pos, streamed)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -63,6 +64,11 @@ type DirConfig struct {
 	// an idle server does (default 1s), so a stop target set while idle
 	// takes effect.
 	HeartbeatPeriod time.Duration
+	// DecodeWorkers is how many goroutines decode rows events, in
+	// parallel with the reading goroutine and with each other (events
+	// still come in binlog order). 0 means one per core (GOMAXPROCS); 1
+	// decodes on the reading goroutine.
+	DecodeWorkers int
 	// Tune, when set, adjusts each stream's go-mysql parser (SetParseTime,
 	// SetUseDecimal, SetTimestampStringLocation, ...). Checksums are
 	// verified by the source itself, before parsing, and the source sets
@@ -130,6 +136,9 @@ func NewDirSource(cfg DirConfig) (*DirSource, error) {
 	}
 	if cfg.HeartbeatPeriod == 0 {
 		cfg.HeartbeatPeriod = time.Second
+	}
+	if cfg.DecodeWorkers == 0 {
+		cfg.DecodeWorkers = runtime.GOMAXPROCS(0)
 	}
 	return &DirSource{cfg: cfg, base: cfg.Base}, nil
 }
@@ -241,10 +250,10 @@ func (s *DirSource) startStream(st *dirStream, err error) (Stream, error) {
 // OpenFileReplay is OpenFile with the rows of events up to streamed left
 // undecoded (SkipReplayedRows), as SyncerSource does.
 func (s *DirSource) OpenFileReplay(ctx context.Context, pos mysql.Position, streamed Position) (Stream, error) {
-	return s.startStream(s.openFile(ctx, pos, SkipReplayedRows(streamed)))
+	return s.startStream(s.openFile(ctx, pos, &streamed))
 }
 
-func (s *DirSource) openFile(ctx context.Context, pos mysql.Position, decode func(*replication.RowsEvent, []byte) error) (*dirStream, error) {
+func (s *DirSource) openFile(ctx context.Context, pos mysql.Position, streamed *Position) (*dirStream, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -262,7 +271,7 @@ func (s *DirSource) openFile(ctx context.Context, pos mysql.Position, decode fun
 	if !slices.Contains(names, name) {
 		return nil, s.notInDir(name, uint64(pos.Pos), names)
 	}
-	st, err := s.newStream(decode)
+	st, err := s.newStream(streamed)
 	if err != nil {
 		return nil, err
 	}

@@ -85,6 +85,14 @@ func TestDirSourceMatchesDump(t *testing.T) {
 				require.Equal(t, want.entries, got.entries)
 				require.Equal(t, want.tokens, got.tokens)
 			}
+			// Rows decoded on the reading goroutine, and on 4 workers.
+			for _, workers := range []int{1, 4} {
+				src, err := binlogstream.NewDirSource(binlogstream.DirConfig{Dir: writeDir(t, sc.bl, false).Dir(), DecodeWorkers: workers})
+				require.NoError(t, err)
+				got := stream(t, src, sc.start(), n, nil)
+				require.Equal(t, want.entries, got.entries, "%d workers", workers)
+				require.Equal(t, want.tokens, got.tokens, "%d workers", workers)
+			}
 		})
 	}
 }

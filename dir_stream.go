@@ -17,7 +17,9 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 )
 
-func (s *DirSource) newStream(decode func(*replication.RowsEvent, []byte) error) (*dirStream, error) {
+// newStream makes a stream; streamed, when set, is a resume's streamed
+// position: rows events up to it stay undecoded (SkipReplayedRows).
+func (s *DirSource) newStream(streamed *Position) (*dirStream, error) {
 	flavor, err := s.Flavor()
 	if err != nil {
 		return nil, err
@@ -28,9 +30,29 @@ func (s *DirSource) newStream(decode func(*replication.RowsEvent, []byte) error)
 	if s.cfg.Tune != nil {
 		s.cfg.Tune(p)
 	}
+	var skip *replayWindow
+	if streamed != nil {
+		skip = newReplayWindow(*streamed)
+	}
+	var dec *rowsDecoder
+	var decode func(*replication.RowsEvent, []byte) error
+	switch {
+	case s.cfg.DecodeWorkers > 1:
+		dec = newRowsDecoder(s.cfg.DecodeWorkers, skip)
+		decode = dec.decode
+	case skip != nil:
+		decode = func(re *replication.RowsEvent, data []byte) error {
+			pos, err := re.DecodeHeader(data)
+			if err != nil || skip.replayed(data) {
+				re.Rows = nil // replayed: dropped by the tracker, never delivered
+				return err
+			}
+			return re.DecodeData(pos, data)
+		}
+	}
 	p.SetRowsEventDecodeFunc(guardRows(decode))
 	ctx, cancel := context.WithCancel(context.Background())
-	return &dirStream{src: s, flavor: flavor, parser: p, closed: make(chan struct{}), ctx: ctx, cancel: cancel,
+	return &dirStream{src: s, flavor: flavor, parser: p, dec: dec, closed: make(chan struct{}), ctx: ctx, cancel: cancel,
 		q: newEventQueue(dirQueueEvents, dirQueueBytes)}, nil
 }
 
@@ -78,6 +100,7 @@ const (
 // consumer's goroutine; Close may come from any.
 type dirStream struct {
 	q      *eventQueue
+	dec    *rowsDecoder    // rows decoded on workers; nil: on the reader
 	ctx    context.Context // the reader's; cancelled by Close
 	cancel context.CancelFunc
 	batch  []*replication.BinlogEvent
@@ -209,8 +232,20 @@ func (st *dirStream) start() {
 	}()
 }
 
-// Next returns the next event the reader decoded.
+// Next returns the next event the reader decoded, once the workers have
+// decoded its rows.
 func (st *dirStream) Next(ctx context.Context) (*replication.BinlogEvent, error) {
+	ev, err := st.take(ctx)
+	if err == nil && st.dec != nil {
+		err = st.dec.wait(ev)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return ev, nil
+}
+
+func (st *dirStream) take(ctx context.Context) (*replication.BinlogEvent, error) {
 	if st.pos < len(st.batch) {
 		ev := st.batch[st.pos]
 		st.batch[st.pos] = nil
@@ -472,6 +507,9 @@ func (st *dirStream) Close() error {
 		close(st.closed)
 		st.cancel()
 		st.closeFile()
+		if st.dec != nil {
+			st.dec.close()
+		}
 	})
 	return nil
 }
