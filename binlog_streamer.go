@@ -655,10 +655,18 @@ func (s *BinlogStreamer) handle(ctx context.Context, listeners []Listener, be *r
 	if err != nil {
 		return err
 	}
-	if re, ok := be.Event.(*replication.RowsEvent); ok && re.Rows == nil && isRowsEvent(be.Header.EventType) && !s.ddlOnly {
-		// SkipReplayedRows left it undecoded: it should have been dropped.
-		return positionError("rows event at %s-%s was skipped as replayed but is not before the streamed position %s",
-			d.start, d.end, from.Streamed)
+	if re, ok := be.Event.(*replication.RowsEvent); ok && isRowsEvent(be.Header.EventType) {
+		switch {
+		case re.Rows == nil && !s.ddlOnly:
+			// SkipReplayedRows left it undecoded: it should have been dropped.
+			return positionError("rows event at %s-%s was skipped as replayed but is not before the streamed position %s",
+				d.start, d.end, from.Streamed)
+		case re.Rows != nil && len(re.Rows) == 0:
+			// Its table is filtered out (SyncerConfig.DecodeTable): not
+			// delivered, the position moves past it.
+			s.setResume(d.after)
+			return nil
+		}
 	}
 	ev := Event{BinlogEvent: be, Start: d.start, End: d.end, GTID: d.gtid, Resume: d.after, before: d.before, Table: table}
 	if d.skipRows > 0 {

@@ -38,7 +38,7 @@ func (s *DirSource) newStream(streamed *Position) (*dirStream, error) {
 	var decode func(*replication.RowsEvent, []byte) error
 	switch {
 	case s.cfg.DecodeWorkers > 1:
-		dec = newRowsDecoder(s.cfg.DecodeWorkers, skip)
+		dec = newRowsDecoder(s.cfg.DecodeWorkers, skip, nil) // no table filter: every table is decoded
 		decode = dec.decode
 	case skip != nil:
 		decode = func(re *replication.RowsEvent, data []byte) error {

@@ -15,10 +15,11 @@ import (
 // in flight are those of the stream's queue (EventCacheCount and
 // EventCacheBytes bound them as before).
 type rowsDecoder struct {
-	skip *replayWindow // rows events before it stay undecoded (a resume); nil: none
-	jobs chan *rowsJob
-	stop chan struct{}
-	once sync.Once
+	skip   *replayWindow // rows events before it stay undecoded (a resume); nil: none
+	filter *tableFilter  // tables whose rows are not decoded; nil: none
+	jobs   chan *rowsJob
+	stop   chan struct{}
+	once   sync.Once
 
 	mu      sync.Mutex
 	pending map[*replication.RowsEvent]*rowsJob
@@ -32,8 +33,8 @@ type rowsJob struct {
 	done chan struct{}
 }
 
-func newRowsDecoder(workers int, skip *replayWindow) *rowsDecoder {
-	d := &rowsDecoder{skip: skip, jobs: make(chan *rowsJob, 4*workers), stop: make(chan struct{}),
+func newRowsDecoder(workers int, skip *replayWindow, filter *tableFilter) *rowsDecoder {
+	d := &rowsDecoder{skip: skip, filter: filter, jobs: make(chan *rowsJob, 4*workers), stop: make(chan struct{}),
 		pending: map[*replication.RowsEvent]*rowsJob{}}
 	for range workers {
 		go d.work()
@@ -61,6 +62,10 @@ func (d *rowsDecoder) decode(re *replication.RowsEvent, data []byte) error {
 	}
 	if d.skip != nil && d.skip.replayed(data) {
 		re.Rows = nil // replayed: dropped by the tracker, never delivered
+		return nil
+	}
+	if !d.filter.wants(re) {
+		re.Rows = noRows
 		return nil
 	}
 	j := &rowsJob{re: re, pos: pos, data: data, done: make(chan struct{})}
@@ -113,3 +118,32 @@ func (d *rowsDecoder) waitRows(ev *replication.BinlogEvent, re *replication.Rows
 }
 
 func (d *rowsDecoder) close() { d.once.Do(func() { close(d.stop) }) }
+
+// noRows are the rows of an event whose table is filtered out: empty but
+// not nil (nil means replayed and dropped).
+var noRows = [][]any{}
+
+// tableFilter applies SyncerConfig.DecodeTable, asking once per Table_map.
+// It runs on go-mysql's goroutine only.
+type tableFilter struct {
+	want func(schema, table string) bool
+	last *replication.TableMapEvent
+	ok   bool
+}
+
+func newTableFilter(want func(schema, table string) bool) *tableFilter {
+	if want == nil {
+		return nil
+	}
+	return &tableFilter{want: want}
+}
+
+func (f *tableFilter) wants(re *replication.RowsEvent) bool {
+	if f == nil || re.Table == nil {
+		return true
+	}
+	if re.Table != f.last {
+		f.last, f.ok = re.Table, f.want(string(re.Table.Schema), string(re.Table.Table))
+	}
+	return f.ok
+}

@@ -53,6 +53,13 @@ type SyncerConfig struct {
 	// go-mysql does by itself. A Tune that sets its own
 	// RowsEventDecodeFunc turns this off.
 	DecodeWorkers int
+	// DecodeTable, when set, says which tables' rows to decode. The rows
+	// events of the others are not decoded and not delivered: the
+	// position moves past them (the next delivered event's token covers
+	// them). Their Table_maps are delivered. A token taken with a filter
+	// resumes with the same filter: in GTID mode a transaction's
+	// fingerprint counts the row changes delivered.
+	DecodeTable func(schema, table string) bool
 	// Tune, when set, may adjust go-mysql's config (ParseTime, UseDecimal,
 	// ...) before each syncer is made. Retry, logging, identity fields and
 	// SynchronousEventHandler (the source's event queue) are set again
@@ -219,17 +226,22 @@ func (s *SyncerSource) openTLS(ctx context.Context, tlsConfig *tls.Config, skip 
 	cfg := s.syncerConfig()
 	cfg.TLSConfig = tlsConfig
 	var dec *rowsDecoder
+	filter := newTableFilter(s.cfg.DecodeTable)
 	switch {
 	case cfg.RowsEventDecodeFunc != nil: // the Tune's own: it decodes
 	case s.cfg.DecodeWorkers > 1:
-		dec = newRowsDecoder(s.cfg.DecodeWorkers, skip)
+		dec = newRowsDecoder(s.cfg.DecodeWorkers, skip, filter)
 		cfg.RowsEventDecodeFunc = dec.decode
-	case skip != nil:
+	case skip != nil || filter != nil:
 		cfg.RowsEventDecodeFunc = func(re *replication.RowsEvent, data []byte) error {
 			pos, err := re.DecodeHeader(data)
-			if err != nil || skip.replayed(data) {
+			if err != nil || skip != nil && skip.replayed(data) {
 				re.Rows = nil
 				return err
+			}
+			if !filter.wants(re) {
+				re.Rows = noRows
+				return nil
 			}
 			return re.DecodeData(pos, data)
 		}

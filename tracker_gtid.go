@@ -312,6 +312,10 @@ func (t *gtidTracker) account(ev *replication.BinlogEvent, p TxnProgress) (actio
 	}
 	var done uint32 // row changes of this event delivered before
 	switch {
+	case p.Rows == 0 && isRowsEvent(ev.Header.EventType):
+		// A rows event whose table is filtered out (no rows decoded): it
+		// carries no unit and is never delivered, so it proves nothing.
+		return actDrop, 0, nil
 	case p.Other > 0:
 		// Context (BEGIN, Annotate_rows, ...): its own prefix. It proves
 		// nothing; the first data unit after the prefix does.

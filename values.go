@@ -45,6 +45,13 @@ type Geometry struct {
 // (Table.Value), and Absent for the columns the image left out. Without a
 // Table (not a rows event) it returns nil. The raw go-mysql values stay in
 // the RowsEvent's Rows.
+//
+// In the after image of a MySQL partial JSON update (PARTIAL_UPDATE_ROWS_EVENT,
+// binlog_row_value_options=PARTIAL_JSON) a JSON column the server logged as
+// a diff is the full after document (PartialJSON.After: the diff applied to
+// the before image's document), or, when that cannot be built, the
+// *PartialJSONError saying why (the before image lacks the column, a diff
+// does not apply). Event.PartialJSON gives the diffs themselves.
 func (e *Event) RowValues(i int) []any {
 	re, ok := e.Event.(*replication.RowsEvent)
 	if !ok || e.Table == nil || i < 0 || i >= len(re.Rows) {
@@ -62,6 +69,7 @@ func (e *Event) RowValues(i int) []any {
 			}
 		}
 	}
+	e.setPartialJSON(i, out)
 	return out
 }
 
@@ -88,7 +96,9 @@ func (e *Event) RowValues(i int) []any {
 //     column's fractional digits; zero dates stay "0000-00-00..."; a
 //     TIMESTAMP is in the source's TimestampStringLocation (UTC for a
 //     SyncerSource unless Tune says otherwise);
-//   - JSON: its text; MariaDB UUID, INET6 and INET4: their text forms;
+//   - JSON: its text as go-mysql renders it (see PartialJSON for the
+//     after image of a MySQL partial update); MariaDB UUID, INET6 and
+//     INET4: their text forms;
 //     GEOMETRY: Geometry;
 //   - NULL: nil.
 //

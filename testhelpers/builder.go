@@ -351,6 +351,13 @@ func (t *Txn) Update(tbl Table, beforeAfter ...Row) *Txn {
 	return t.MultiTable(Updated(tbl, beforeAfter...))
 }
 
+// PartialUpdate is one UPDATE statement MySQL logs as a
+// PARTIAL_UPDATE_ROWS_EVENT (binlog_row_value_options=PARTIAL_JSON): rows
+// alternate before, after; a JSON column's after value may be JSONDiffs.
+func (t *Txn) PartialUpdate(tbl Table, beforeAfter ...Row) *Txn {
+	return t.MultiTable(Change{PartialUpdate, tbl, beforeAfter})
+}
+
 // Delete is one DELETE statement.
 func (t *Txn) Delete(tbl Table, rows ...Row) *Txn { return t.MultiTable(Deleted(tbl, rows...)) }
 
@@ -366,7 +373,7 @@ func (t *Txn) MultiTable(changes ...Change) *Txn {
 		if len(c.Rows) == 0 {
 			panic("testhelpers: a change needs rows")
 		}
-		text = append(text, fmt.Sprintf("%s %s.%s (%d rows)", [...]string{"INSERT INTO", "UPDATE", "DELETE FROM"}[c.Kind],
+		text = append(text, fmt.Sprintf("%s %s.%s (%d rows)", [...]string{"INSERT INTO", "UPDATE", "DELETE FROM", "UPDATE"}[c.Kind],
 			c.Table.Schema, c.Table.Name, len(c.Rows)))
 		if !seen[c.Table.ID] {
 			seen[c.Table.ID] = true
@@ -383,17 +390,17 @@ func (t *Txn) MultiTable(changes ...Change) *Txn {
 	}
 	t.evs = append(t.evs, maps...)
 	for ci, c := range changes {
-		if c.Kind == Update && len(c.Rows)%2 != 0 {
+		if c.Kind.pairs() && len(c.Rows)%2 != 0 {
 			panic(fmt.Sprintf("testhelpers: update of %s needs before/after pairs, got %d rows", c.Table.Name, len(c.Rows)))
 		}
 		per := len(c.Rows)
-		if c.Kind == Update {
+		if c.Kind.pairs() {
 			per /= 2
 		}
 		if b.cfg.maxRows > 0 {
 			per = min(per, b.cfg.maxRows)
 		}
-		if c.Kind == Update {
+		if c.Kind.pairs() {
 			per *= 2
 		}
 		typ := RowsEventType(b.cfg.flavor, c.Kind, b.cfg.compressed)
@@ -409,7 +416,7 @@ func (t *Txn) MultiTable(changes ...Change) *Txn {
 				panic(err)
 			}
 			n := len(chunk)
-			if c.Kind == Update {
+			if c.Kind.pairs() {
 				n /= 2
 			}
 			desc := fmt.Sprintf("%s %s.%s rows=%d", c.Kind, c.Table.Schema, c.Table.Name, n)

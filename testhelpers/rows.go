@@ -121,6 +121,8 @@ func TableMapBody(t Table) []byte {
 			meta = binary.LittleEndian.AppendUint16(meta, c.Type.meta)
 		case mysql.MYSQL_TYPE_STRING:
 			meta = append(meta, byte(c.Type.meta>>8), byte(c.Type.meta))
+		case mysql.MYSQL_TYPE_JSON:
+			meta = append(meta, byte(c.Type.meta))
 		}
 	}
 	b = mysql.AppendLengthEncodedInteger(b, uint64(len(meta)))
@@ -199,9 +201,13 @@ func appendTLV(b []byte, typ byte, v []byte) []byte {
 	return append(b, v...)
 }
 
-// RowsBody encodes a Rows event body with full row images. For UPDATE
-// types rows alternate before, after. The v2 types get the 2-byte extra
-// data length; the MariaDB compressed types get their rows compressed.
+// RowsBody encodes a Rows event body. For UPDATE types rows alternate
+// before, after. The v2 types get the 2-byte extra data length; the
+// MariaDB compressed types get their rows compressed. A value Absent
+// leaves its column out of the images of that side (before or after);
+// a PARTIAL_UPDATE_ROWS_EVENT writes binlog_row_value_options
+// PARTIAL_JSON in every after image that has a JSONDiffs value (logged as
+// a diff), 0 in the others.
 func RowsBody(typ replication.EventType, t Table, flags uint16, rows []Row) ([]byte, error) {
 	b := appendUint48(nil, t.ID)
 	b = binary.LittleEndian.AppendUint16(b, flags)
@@ -209,17 +215,38 @@ func RowsBody(typ replication.EventType, t Table, flags uint16, rows []Row) ([]b
 		b = binary.LittleEndian.AppendUint16(b, 2) // extra data: only its own length
 	}
 	b = mysql.AppendLengthEncodedInteger(b, uint64(len(t.Columns)))
-	b = append(b, allSet(len(t.Columns))...)
+	sides := 1
 	if isUpdate(typ) {
 		if len(rows)%2 != 0 {
 			return nil, fmt.Errorf("testhelpers: update of %s needs before/after pairs, got %d rows", t.Name, len(rows))
 		}
-		b = append(b, allSet(len(t.Columns))...)
+		sides = 2
+	}
+	bitmaps := make([][]byte, sides)
+	for s := range bitmaps {
+		bitmaps[s] = allSet(len(t.Columns))
+		if s < len(rows) {
+			for i, v := range rows[s] {
+				if v == Absent {
+					bitmaps[s][i/8] &^= 1 << (i % 8)
+				}
+			}
+		}
+		b = append(b, bitmaps[s]...)
 	}
 	var data []byte
-	for _, r := range rows {
+	for k, r := range rows {
+		side := k % sides
+		if typ == replication.PARTIAL_UPDATE_ROWS_EVENT && side == 1 {
+			if bits, has := partialBits(t, r); has {
+				data = append(data, 1) // binlog_row_value_options: PARTIAL_JSON
+				data = append(data, bits...)
+			} else {
+				data = append(data, 0) // no partial JSON in this row: no bitmap
+			}
+		}
 		var err error
-		if data, err = appendRowImage(data, t, r); err != nil {
+		if data, err = appendRowImage(data, t, r, bitmaps[side]); err != nil {
 			return nil, err
 		}
 	}
@@ -229,19 +256,53 @@ func RowsBody(typ replication.EventType, t Table, flags uint16, rows []Row) ([]b
 	return append(b, data...), nil
 }
 
-func appendRowImage(b []byte, t Table, r Row) ([]byte, error) {
+// partialBits has a bit for every JSON column of the table, set where the
+// after image logs a diff (MySQL's rpl_record.h); has says whether one is.
+func partialBits(t Table, r Row) (bits []byte, has bool) {
+	n := 0
+	for i, c := range t.Columns {
+		if c.Type.code != mysql.MYSQL_TYPE_JSON {
+			continue
+		}
+		if n%8 == 0 {
+			bits = append(bits, 0)
+		}
+		if i < len(r) {
+			if _, ok := r[i].(JSONDiffs); ok {
+				bits[n/8] |= 1 << (n % 8)
+				has = true
+			}
+		}
+		n++
+	}
+	return bits, has
+}
+
+func appendRowImage(b []byte, t Table, r Row, present []byte) ([]byte, error) {
 	if len(r) != len(t.Columns) {
 		return nil, fmt.Errorf("testhelpers: row for %s has %d values, table has %d columns", t.Name, len(r), len(t.Columns))
 	}
-	nulls := make([]byte, (len(r)+7)/8)
+	var nulls []byte
+	n := 0
 	for i, v := range r {
-		if v == nil {
-			nulls[i/8] |= 1 << (i % 8)
+		in := present[i/8]&(1<<(i%8)) != 0
+		if in != (v != Absent) {
+			return nil, fmt.Errorf("testhelpers: %s.%s: Absent must be the same in every image of one side", t.Name, t.Columns[i].Name)
 		}
+		if !in {
+			continue
+		}
+		if n%8 == 0 {
+			nulls = append(nulls, 0)
+		}
+		if v == nil {
+			nulls[n/8] |= 1 << (n % 8)
+		}
+		n++
 	}
 	b = append(b, nulls...)
 	for i, v := range r {
-		if v == nil {
+		if v == nil || v == Absent {
 			continue
 		}
 		c := t.Columns[i]
@@ -275,6 +336,25 @@ func appendRowImage(b []byte, t Table, r Row) ([]byte, error) {
 				b = binary.LittleEndian.AppendUint16(b, uint16(len(s)))
 			}
 			b = append(b, s...)
+		case mysql.MYSQL_TYPE_JSON:
+			var doc []byte
+			var err error
+			switch v := v.(type) {
+			case string:
+				if doc, err = jsonBinary(v); err != nil {
+					return nil, err
+				}
+				doc = append(binary.LittleEndian.AppendUint32(nil, uint32(len(doc))), doc...)
+			case JSONRaw:
+				doc = append(binary.LittleEndian.AppendUint32(nil, uint32(len(v))), v...)
+			case JSONDiffs:
+				if doc, err = v.binary(); err != nil {
+					return nil, err
+				}
+			default:
+				return nil, fmt.Errorf("testhelpers: %s.%s: JSON value %#v", t.Name, c.Name, v)
+			}
+			b = append(b, doc...)
 		default:
 			return nil, fmt.Errorf("testhelpers: %s.%s: unsupported column type %d", t.Name, c.Name, c.Type.code)
 		}
@@ -318,17 +398,28 @@ const (
 	Insert RowsKind = iota
 	Update
 	Delete
+	// PartialUpdate is MySQL 8's PARTIAL_UPDATE_ROWS_EVENT
+	// (binlog_row_value_options=PARTIAL_JSON); MySQL flavor only.
+	PartialUpdate
 )
 
 func (k RowsKind) String() string {
-	return [...]string{"Write_rows", "Update_rows", "Delete_rows"}[k]
+	return [...]string{"Write_rows", "Update_rows", "Delete_rows", "Partial_update_rows"}[k]
 }
+
+// pairs reports whether the kind's rows alternate before, after.
+func (k RowsKind) pairs() bool { return k == Update || k == PartialUpdate }
 
 // RowsEventType is the event type a flavor writes for kind: v2 (30-32) on
 // MySQL 8, v1 (23-25) on MariaDB, MariaDB's compressed v1 (166-168) when
 // compressed is set.
 func RowsEventType(f Flavor, kind RowsKind, compressed bool) replication.EventType {
 	switch {
+	case kind == PartialUpdate:
+		if f != MySQL {
+			panic("testhelpers: partial JSON updates are MySQL's")
+		}
+		return replication.PARTIAL_UPDATE_ROWS_EVENT
 	case f == MariaDB && compressed:
 		return replication.MARIADB_WRITE_ROWS_COMPRESSED_EVENT_V1 + replication.EventType(kind)
 	case f == MariaDB:
@@ -343,19 +434,21 @@ func RowsEventType(f Flavor, kind RowsKind, compressed bool) replication.EventTy
 func IsRowsEvent(typ replication.EventType) bool {
 	switch typ {
 	case replication.WRITE_ROWS_EVENTv1, replication.UPDATE_ROWS_EVENTv1, replication.DELETE_ROWS_EVENTv1,
-		replication.WRITE_ROWS_EVENTv2, replication.UPDATE_ROWS_EVENTv2, replication.DELETE_ROWS_EVENTv2:
+		replication.WRITE_ROWS_EVENTv2, replication.UPDATE_ROWS_EVENTv2, replication.DELETE_ROWS_EVENTv2,
+		replication.PARTIAL_UPDATE_ROWS_EVENT:
 		return true
 	}
 	return isCompressed(typ)
 }
 
 func isRowsV2(typ replication.EventType) bool {
-	return typ >= replication.WRITE_ROWS_EVENTv2 && typ <= replication.DELETE_ROWS_EVENTv2
+	return typ >= replication.WRITE_ROWS_EVENTv2 && typ <= replication.DELETE_ROWS_EVENTv2 ||
+		typ == replication.PARTIAL_UPDATE_ROWS_EVENT
 }
 
 func isUpdate(typ replication.EventType) bool {
 	return typ == replication.UPDATE_ROWS_EVENTv1 || typ == replication.UPDATE_ROWS_EVENTv2 ||
-		typ == replication.MARIADB_UPDATE_ROWS_COMPRESSED_EVENT_V1
+		typ == replication.MARIADB_UPDATE_ROWS_COMPRESSED_EVENT_V1 || typ == replication.PARTIAL_UPDATE_ROWS_EVENT
 }
 
 func isCompressed(typ replication.EventType) bool {
