@@ -43,3 +43,4 @@ bench-real:
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseResumePosition -fuzztime 30s .
 	$(GO) test -run '^$$' -fuzz FuzzCrashResume -fuzztime 60s .
+	$(GO) test -run '^$$' -fuzz FuzzDirSourceGarbage -fuzztime 60s .

@@ -34,6 +34,9 @@ import (
 //   - BenchmarkRealMariaDB/binlog-tail-vs-mariadb-binlog: the built
 //     binlog-tail (--start oldest --stop-at-current --quiet) against
 //     `mariadb-binlog -R -v --base64-output=decode-rows` of every file.
+//   - BenchmarkRealMariaDB/offline-binlog-tail-vs-mariadb-binlog: the
+//     same binlog read from its files: binlog-tail --binlog-dir against
+//     `mariadb-binlog -v FILES`, both to a file, and the library alone.
 //   - BenchmarkRealSmallEvents: the syncer-vs-streamer comparison on a
 //     binlog of one-row events.
 //   - BenchmarkRealResumeInLargeTransaction: a resume after 900k of the
@@ -133,6 +136,109 @@ func BenchmarkRealMariaDB(b *testing.B) {
 		b.ReportMetric(realRows*n/tail.Seconds(), "binlog-tail-rows/s")
 		b.ReportMetric(float64(outBytes)/1e6, "out-MB")
 	})
+
+	b.Run("offline-binlog-tail-vs-mariadb-binlog", func(b *testing.B) { compareOffline(b, s.DataDir(), files) })
+}
+
+// compareOffline times the built binlog-tail reading the binlog files of
+// dir (--binlog-dir, no server) against `mariadb-binlog -v` of the same
+// files, both writing a file, alternating in every iteration; and the
+// library alone (DirSource, streamer, no-op listener).
+func compareOffline(b *testing.B, dir string, files []string) {
+	bin := buildBinlogTail(b)
+	tmp := b.TempDir()
+	out := filepath.Join(tmp, "out.jsonl")
+	var paths []string
+	for _, f := range files {
+		paths = append(paths, filepath.Join(dir, f))
+	}
+	// CPU time (user+system) too: on a shared machine it varies less
+	// than wall time.
+	cpu := func(cmd *exec.Cmd) time.Duration { return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime() }
+	var tailCPU, toolCPU time.Duration
+	tool := func(out string, args ...string) time.Duration {
+		f, err := os.Create(out)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cmd := exec.Command("mariadb-binlog", append(args, paths...)...)
+		cmd.Stdout = f
+		runCmd(b, cmd)
+		if err := f.Close(); err != nil {
+			b.Fatal(err)
+		}
+		return cpu(cmd)
+	}
+	var tail, toolV, toolRows, lib time.Duration
+	var outBytes, toolBytes int64
+	for b.Loop() {
+		os.Remove(out)
+		t0 := time.Now()
+		cmd := exec.Command(bin, "--binlog-dir", dir, "--out", out, "--start", "oldest", "--stop-at-current", "--quiet")
+		runCmd(b, cmd)
+		tailCPU += cpu(cmd)
+		t1 := time.Now()
+		toolCPU += tool(filepath.Join(tmp, "v.sql"), "-v")
+		t2 := time.Now()
+		tool(filepath.Join(tmp, "rows.sql"), "-v", "--base64-output=decode-rows")
+		t3 := time.Now()
+		rows := offlineStreamerLoop(b, dir)
+		t4 := time.Now()
+		if rows != realRows {
+			b.Fatalf("the library delivered %d row changes, want %d", rows, realRows)
+		}
+		tail, toolV, toolRows, lib = tail+t1.Sub(t0), toolV+t2.Sub(t1), toolRows+t3.Sub(t2), lib+t4.Sub(t3)
+		st, err := os.Stat(out)
+		if err != nil {
+			b.Fatal(err)
+		}
+		outBytes = st.Size()
+		if st, err = os.Stat(filepath.Join(tmp, "v.sql")); err == nil {
+			toolBytes = st.Size()
+		}
+	}
+	n := float64(b.N)
+	b.ReportMetric(tail.Seconds()/n, "binlog-tail-s")
+	b.ReportMetric(toolV.Seconds()/n, "mariadb-binlog-v-s")
+	b.ReportMetric(toolRows.Seconds()/n, "mariadb-binlog-decode-rows-s")
+	b.ReportMetric(tail.Seconds()/toolV.Seconds(), "binlog-tail/mariadb-binlog-v")
+	b.ReportMetric(tailCPU.Seconds()/n, "binlog-tail-cpu-s")
+	b.ReportMetric(toolCPU.Seconds()/n, "mariadb-binlog-v-cpu-s")
+	b.ReportMetric(lib.Seconds()/n, "library-s")
+	b.ReportMetric(realRows*n/lib.Seconds(), "library-rows/s")
+	b.ReportMetric(float64(outBytes)/1e6, "out-MB")
+	b.ReportMetric(float64(toolBytes)/1e6, "mariadb-binlog-v-MB")
+}
+
+// offlineStreamerLoop streams the files of dir to their end through a
+// DirSource with a listener that counts row changes.
+func offlineStreamerLoop(b *testing.B, dir string) (rows int) {
+	src, err := binlogstream.NewDirSource(binlogstream.DirConfig{Dir: dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	names, err := src.Files()
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: src,
+		Start: binlogstream.StartAt(binlogstream.Position{File: names[0], Offset: 4})})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	s.AddListener(func(_ context.Context, ev binlogstream.Event) error {
+		rows += binlogstream.RowChanges(ev.BinlogEvent)
+		return nil
+	})
+	ctx := context.Background()
+	if _, err := s.StopAtCurrent(ctx); err != nil {
+		b.Fatal(err)
+	}
+	if err := s.Run(ctx); err != nil {
+		b.Fatal(err)
+	}
+	return rows
 }
 
 // smallTxns × 4 single-row INSERT statements make BenchmarkRealSmallEvents'

@@ -134,6 +134,14 @@
 // event (the go-mysql BinlogEvent it points to is shared and never changed
 // after delivery).
 //
+// # Sources
+//
+// SyncerSource streams from a server; DirSource reads the server's binlog
+// files from a directory and serves them as the server's dump would, so
+// positions and tokens are the same and a token taken on one resumes on
+// the other; ArchiveSource reads an archive of binlog files for what the
+// server has purged, then the server. Tests use testhelpers.FakeSource.
+//
 // With MariaDB the SyncerSource asks for Annotate_rows events, which the
 // server otherwise leaves out of a dump; listeners get them, and positions
 // stay countable on servers that send LogPos 0.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/go-mysql-org/go-mysql/replication"
 
@@ -140,4 +141,56 @@ func Example_readRows() {
 	//    [1 ann] -> [1 anna]
 	//    [2 bob] -> [2 rob]
 	// tokens persisted: 4
+}
+
+// Binlog files in a directory (a server's, a copy, or an archive) stream
+// like the server's dump: the same events, positions and tokens.
+// StopAtCurrent stops at the end of the last complete event; without it
+// the stream follows the files as they grow.
+func ExampleNewDirSource() {
+	dir, err := os.MkdirTemp("", "binlogs")
+	if err != nil {
+		fmt.Println("error:", err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	if err := th.Seed001(th.MariaDB).WriteDir(dir); err != nil { // stands in for a server's files
+		fmt.Println("error:", err)
+		return
+	}
+
+	src, err := binlogstream.NewDirSource(binlogstream.DirConfig{Dir: dir})
+	if err != nil {
+		fmt.Println("error:", err)
+		return
+	}
+	s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: src,
+		Start: binlogstream.StartAt(binlogstream.Position{File: "mysql-bin.000001", Offset: 4})})
+	if err != nil {
+		fmt.Println("error:", err)
+		return
+	}
+	defer s.Close()
+	rows := 0
+	var last binlogstream.Event
+	s.AddListener(func(_ context.Context, ev binlogstream.Event) error {
+		rows += binlogstream.RowChanges(ev.BinlogEvent)
+		last = ev
+		return nil
+	})
+	ctx := context.Background()
+	end, err := s.StopAtCurrent(ctx)
+	if err != nil {
+		fmt.Println("error:", err)
+		return
+	}
+	if err := s.Run(ctx); err != nil {
+		fmt.Println("error:", err)
+		return
+	}
+	fmt.Println("end of the files:", end)
+	fmt.Println("rows:", rows, "last event:", last.Header.EventType, "ending at", last.End)
+	// Output:
+	// end of the files: mysql-bin.000001:1447
+	// rows: 12 last event: XIDEvent ending at mysql-bin.000001:1447
 }

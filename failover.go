@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/sirupsen/logrus"
 )
@@ -282,16 +283,83 @@ func (s *BinlogStreamer) validate(ctx context.Context, c Candidate, pos ResumePo
 	return ValidateCandidate(c.Name, st, pos, target)
 }
 
+// connect opens a short-lived query connection (TLS as the DSN says) that
+// ctx closes; done releases it.
+func (s *SyncerSource) connect(ctx context.Context) (conn *client.Conn, done func(), err error) {
+	conn, err = connectQuery(ctx, s.cfg.DSN, s.cfg.TLSConfig, s.cfg.tlsPreferred)
+	if err != nil {
+		return nil, nil, err
+	}
+	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
+	return conn, func() { stop(); _ = conn.Close() }, nil
+}
+
+// BinaryLogs lists the binlog files the server has (SHOW BINARY LOGS),
+// oldest first.
+func (s *SyncerSource) BinaryLogs(ctx context.Context) ([]string, error) {
+	conn, done, err := s.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	r, err := conn.Execute("SHOW BINARY LOGS")
+	if err != nil {
+		return nil, fmt.Errorf("SHOW BINARY LOGS on %s: %w", s.cfg.DSN, err)
+	}
+	names := make([]string, 0, r.RowNumber())
+	for i := range r.RowNumber() {
+		n, err := r.GetString(i, 0)
+		if err != nil {
+			return nil, fmt.Errorf("SHOW BINARY LOGS on %s: %w", s.cfg.DSN, err)
+		}
+		names = append(names, strings.Clone(n)) // GetString aliases a pooled buffer
+	}
+	return names, nil
+}
+
+// PurgedGTIDs is the GTID state the server's oldest binlog file starts
+// with: @@gtid_purged on MySQL; on MariaDB BINLOG_GTID_POS of the first
+// file of SHOW BINARY LOGS at offset 4.
+func (s *SyncerSource) PurgedGTIDs(ctx context.Context) (string, error) {
+	conn, done, err := s.connect(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer done()
+	q := "SELECT @@GLOBAL.gtid_purged"
+	if s.cfg.Flavor == mysql.MariaDBFlavor {
+		r, err := conn.Execute("SHOW BINARY LOGS")
+		if err != nil {
+			return "", fmt.Errorf("SHOW BINARY LOGS on %s: %w", s.cfg.DSN, err)
+		}
+		if r.RowNumber() == 0 {
+			return "", fmt.Errorf("%s has no binlog files", s.cfg.DSN)
+		}
+		first, err := r.GetString(0, 0)
+		if err != nil {
+			return "", err
+		}
+		q = fmt.Sprintf("SELECT BINLOG_GTID_POS('%s', 4)", strings.ReplaceAll(first, "'", "''"))
+	}
+	r, err := conn.Execute(q)
+	if err != nil {
+		return "", fmt.Errorf("%s on %s: %w", q, s.cfg.DSN, err)
+	}
+	v, err := r.GetString(0, 0)
+	if err != nil {
+		return "", fmt.Errorf("%s on %s: %w", q, s.cfg.DSN, err)
+	}
+	return strings.ReplaceAll(strings.Clone(v), "\n", ""), nil
+}
+
 // Probe reads the server's state over a short-lived connection.
 func (s *SyncerSource) Probe(ctx context.Context) (ServerState, error) {
 	st := ServerState{Flavor: s.cfg.Flavor}
-	conn, err := connectQuery(ctx, s.cfg.DSN, s.cfg.TLSConfig, s.cfg.tlsPreferred)
+	conn, done, err := s.connect(ctx)
 	if err != nil {
 		return st, err
 	}
-	defer func() { _ = conn.Close() }()
-	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
-	defer stop()
+	defer done()
 
 	get := func(v string) (string, error) {
 		r, err := conn.Execute("SELECT @@GLOBAL." + v)

@@ -83,9 +83,9 @@ func streamGTID(t *testing.T, src binlogstream.Source, start binlogstream.Resume
 }
 
 // finalExecuted is the GTID set after the last transaction of a fake
-// source's binlog.
+// source's (or a test DirSource's) binlog.
 func finalExecuted(src binlogstream.Source) string {
-	fs, ok := src.(*th.FakeSource)
+	fs, ok := src.(interface{ Binlog() *th.Binlog })
 	if !ok {
 		return ""
 	}

@@ -26,10 +26,12 @@ const defaultServerID = 0x424C54
 
 const usageText = `usage: binlog-tail --dsn 'USER@tcp(HOST:PORT)/' --password-file FILE --out FILE [flags]
        binlog-tail --dsn DSN --out FILE --gtid [--failover-to DSN]... [flags]
+       binlog-tail --binlog-dir DIR --out FILE [flags]
        binlog-tail --demo
 
-Streams the binlog of a MySQL or MariaDB server (binlog_format=ROW) to FILE
-as JSON Lines, one line per row change and one per DDL or other statement.
+Streams the binlog of a MySQL or MariaDB server (binlog_format=ROW), or the
+binlog files in DIR, to FILE as JSON Lines, one line per row change and one
+per DDL or other statement.
 FILE is the checkpoint: when it is not empty, binlog-tail resumes right after
 its last complete line (an incomplete last line is cut first) and ignores
 --start, so a kill at any moment followed by the same command leaves FILE as
@@ -71,7 +73,13 @@ NULL as null. See the package documentation for the full contract.
 
 // options are the parsed command line.
 type options struct {
-	DSN           binlogstream.DSN
+	DSN binlogstream.DSN
+	// BinlogDir holds binlog files: the source without DSN.
+	BinlogDir string
+	// Offline: no --dsn, the files of BinlogDir are the source.
+	Offline bool
+	// BinlogBase names the binlog in BinlogDir when it holds several.
+	BinlogBase    string
 	Out           string
 	Start         string
 	StopAtCurrent bool
@@ -96,6 +104,11 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&dsn, "dsn", "", "source server, a go-sql-driver DSN: USER:PASS@tcp(HOST:PORT)/ or USER:PASS@unix(PATH)/ (needs REPLICATION SLAVE and BINLOG MONITOR / REPLICATION CLIENT)")
 	fs.StringVar(&o.Out, "out", "", "JSON Lines output file; also the checkpoint")
+	fs.StringVar(&o.BinlogBase, "binlog-base", "", "with --binlog-dir: the binlog files' `NAME` before the number (mysql-bin for mysql-bin.000001), "+
+		"needed when DIR holds several binlogs (a replica's datadir also holds its relay log)")
+	fs.StringVar(&o.BinlogDir, "binlog-dir", "", "read the binlog files in `DIR` (a server's binlog directory, a copy, or an archive written by mariadb-binlog/mysqlbinlog --raw) instead of a server; "+
+		"the order is DIR's *.index file when there is one, else the file names. With --dsn: an archive of the server's files, read for what the server has purged "+
+		"(then the stream continues on the server)")
 	fs.StringVar(&o.Start, "start", "current", "where to start when FILE is empty: current (SHOW MASTER STATUS), oldest (first of SHOW BINARY LOGS, offset 4) or FILE:POS;\n"+
 		"with --gtid: current (the server's executed GTID set), oldest (every transaction the server still has) or a GTID set (stream what is not in it)")
 	fs.BoolVar(&o.StopAtCurrent, "stop-at-current", false, "exit 0 once everything up to the server's position at startup (SHOW MASTER STATUS; with --gtid its executed GTID set) is written")
@@ -128,19 +141,22 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if o.Demo {
 		return o, nil
 	}
-	if dsn == "" || o.Out == "" {
-		return o, errors.New("--dsn and --out are required (see --help)")
+	if (dsn == "" && o.BinlogDir == "") || o.Out == "" {
+		return o, errors.New("--out and one of --dsn or --binlog-dir are required (see --help)")
 	}
-	d, err := binlogstream.ParseDSN(dsn)
-	if err != nil {
-		return o, err
+	o.Offline = dsn == ""
+	if dsn != "" {
+		d, err := binlogstream.ParseDSN(dsn)
+		if err != nil {
+			return o, err
+		}
+		o.DSN = d
 	}
-	o.DSN = d
 	password, err := defaultPassword(passwordFile)
 	if err != nil {
 		return o, err
 	}
-	if o.DSN.Password == "" {
+	if dsn != "" && o.DSN.Password == "" {
 		o.DSN.Password = password
 	}
 	if o.ServerID == 0 || o.ServerID > 1<<32-1 {
@@ -160,6 +176,12 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 			d.Password = password
 		}
 		o.FailoverTo = append(o.FailoverTo, d)
+	}
+	if o.BinlogBase != "" && o.BinlogDir == "" {
+		return o, errors.New("--binlog-base needs --binlog-dir")
+	}
+	if len(o.FailoverTo) > 0 && dsn == "" {
+		return o, errors.New("--failover-to needs --dsn: the binlog files of --binlog-dir cannot fail over")
 	}
 	if len(o.FailoverTo) > 0 && !o.GTID {
 		return o, errors.New("--failover-to needs --gtid: file positions differ from server to server, GTID sets do not")
@@ -306,12 +328,42 @@ func runTail(ctx context.Context, o options, stderr io.Writer) error {
 		return modeMismatch(o.Out, rec.Resume)
 	}
 
-	info, err := inspectServer(ctx, o, !rec.Lines)
+	var dir *binlogstream.DirSource
+	if o.BinlogDir != "" {
+		if dir, err = binlogstream.NewDirSource(binlogstream.DirConfig{
+			Dir:    o.BinlogDir,
+			Base:   o.BinlogBase,
+			Flavor: o.Flavor,
+			// TIMESTAMP values render the same wherever binlog-tail runs.
+			Tune: func(p *replication.BinlogParser) { p.SetTimestampStringLocation(time.UTC) },
+		}); err != nil {
+			return fmt.Errorf("--binlog-dir: %w", err)
+		}
+	}
+	offline := o.Offline
+	var info serverInfo
+	if dir != nil {
+		if _, err := dir.Files(); err != nil {
+			if strings.Contains(err.Error(), "DirConfig.Base") {
+				err = fmt.Errorf("%w (with --binlog-base)", err)
+			}
+			return fmt.Errorf("--binlog-dir: %w", err)
+		}
+	}
+	if offline {
+		info, err = inspectDir(ctx, o, dir, !rec.Lines)
+	} else {
+		info, err = inspectServer(ctx, o, !rec.Lines)
+	}
 	if err != nil {
 		return err
 	}
 	if rec.Lines && o.GTID && rec.Resume.Flavor != info.Flavor {
-		return fmt.Errorf("%s was written from a %s server in GTID mode; %s is %s", o.Out, rec.Resume.Flavor, o.DSN, info.Flavor)
+		from := o.DSN.String()
+		if offline {
+			from = o.BinlogDir
+		}
+		return fmt.Errorf("%s was written from a %s server in GTID mode; %s is %s", o.Out, rec.Resume.Flavor, from, info.Flavor)
 	}
 	logger := logrus.New()
 	logger.SetOutput(stderr)
@@ -337,17 +389,42 @@ func runTail(ctx context.Context, o options, stderr io.Writer) error {
 			},
 		}
 	}
-	src, err := binlogstream.NewSyncerSource(syncerConfig(o.DSN))
-	if err != nil {
-		return err
+	var src binlogstream.Source
+	var prober binlogstream.Prober
+	if offline {
+		src, prober = dir, dir
+	} else {
+		syncer, err := binlogstream.NewSyncerSource(syncerConfig(o.DSN))
+		if err != nil {
+			return err
+		}
+		src, prober = syncer, syncer
+		if dir != nil {
+			// What the server purged comes from the archive.
+			as, err := binlogstream.NewArchiveSource(binlogstream.ArchiveConfig{Archive: dir, Live: syncer})
+			if err != nil {
+				return err
+			}
+			src = as
+			if !rec.Lines && o.Start == "oldest" {
+				oldest, err := as.Oldest(ctx)
+				if err != nil {
+					return err
+				}
+				info.Start = binlogstream.Position{File: oldest, Offset: 4}
+			}
+		}
 	}
 	cfg := tailConfig{
-		Source:         src, // the library's reconnect default: about a minute
-		Logger:         logger,
-		SchemaSnapshot: !o.NoSnapshot,
+		Source: src, // the library's reconnect default: about a minute
+		Logger: logger,
+		// Offline there is no server to read information_schema from:
+		// the tables the files create or alter are known, others are
+		// positional unless the files carry FULL row metadata.
+		SchemaSnapshot: !o.NoSnapshot && !offline,
 	}
 	if o.GTID {
-		if cfg.Start, cfg.TargetGTID, err = gtidPositions(ctx, o, src, info.Flavor, !rec.Lines); err != nil {
+		if cfg.Start, cfg.TargetGTID, err = gtidPositions(ctx, o, prober, info.Flavor, !rec.Lines, offline); err != nil {
 			return err
 		}
 		if len(o.FailoverTo) > 0 {
@@ -374,9 +451,60 @@ func runTail(ctx context.Context, o options, stderr io.Writer) error {
 	var se *binlogstream.ServerError
 	if o.GTID && errors.As(err, &se) && se.Err.Code == mysql.ER_MASTER_FATAL_ERROR_READING_BINLOG {
 		return fmt.Errorf("the server cannot send every transaction after the GTID position "+
-			"(were its binlogs purged? --start current begins with what it has now): %w", err)
+			"(were its binlogs purged? an archive of its binlog files continues the stream: add --binlog-dir DIR; "+
+			"--start current begins with what it has now): %w", err)
+	}
+	if !o.GTID && dir == nil && errors.As(err, &se) && se.Err.Code == mysql.ER_MASTER_FATAL_ERROR_READING_BINLOG {
+		return fmt.Errorf("the server cannot send the binlog from %s (purged? an archive of its binlog files "+
+			"continues the stream: add --binlog-dir DIR): %w", se.Start, err)
 	}
 	return err
+}
+
+// inspectDir resolves, from the files of --binlog-dir, the flavor and in
+// file mode --start (when needStart) and --stop-at-current, as
+// inspectServer does from a server: "current" is the end of the last
+// complete event of the last file.
+func inspectDir(ctx context.Context, o options, dir *binlogstream.DirSource, needStart bool) (serverInfo, error) {
+	var info serverInfo
+	names, err := dir.Files()
+	if err != nil {
+		return info, err
+	}
+	if len(names) == 0 {
+		return info, fmt.Errorf("--binlog-dir %s holds no binlog files", o.BinlogDir)
+	}
+	if info.Flavor, err = dir.Flavor(); err != nil {
+		return info, err
+	}
+	if o.GTID {
+		return info, nil // see gtidPositions
+	}
+	var current binlogstream.Position
+	if o.StopAtCurrent || (needStart && o.Start == "current") {
+		st, err := dir.Probe(ctx)
+		if err != nil {
+			return info, err
+		}
+		current = st.Binlog
+		if o.StopAtCurrent {
+			info.Target = current
+		}
+	}
+	if !needStart {
+		return info, nil
+	}
+	switch o.Start {
+	case "current":
+		info.Start = current
+	case "oldest":
+		info.Start = binlogstream.Position{File: names[0], Offset: 4}
+	default:
+		if info.Start, err = binlogstream.ParsePosition(o.Start); err != nil {
+			return info, err
+		}
+	}
+	return info, nil
 }
 
 // modeMismatch refuses to resume a file written in the other mode: a file
@@ -390,8 +518,9 @@ func modeMismatch(path string, last binlogstream.ResumePosition) error {
 
 // gtidPositions resolves, in GTID mode, --start (when needStart) and
 // --stop-at-current from the server's executed GTID set as the library's
-// Probe reads it (@@gtid_binlog_pos on MariaDB, @@gtid_executed on MySQL).
-func gtidPositions(ctx context.Context, o options, src *binlogstream.SyncerSource, flavor string, needStart bool) (
+// Probe reads it (@@gtid_binlog_pos on MariaDB, @@gtid_executed on MySQL;
+// offline, the GTID state at the end of the files).
+func gtidPositions(ctx context.Context, o options, src binlogstream.Prober, flavor string, needStart, offline bool) (
 	start binlogstream.ResumePosition, target string, err error) {
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -402,7 +531,7 @@ func gtidPositions(ctx context.Context, o options, src *binlogstream.SyncerSourc
 	if !st.LogBin {
 		return start, "", errors.New("the server has no binlog (log_bin=OFF)")
 	}
-	if flavor == mysql.MySQLFlavor && !strings.EqualFold(st.GTIDMode, "ON") {
+	if !offline && flavor == mysql.MySQLFlavor && !strings.EqualFold(st.GTIDMode, "ON") {
 		return start, "", fmt.Errorf("the server has gtid_mode=%s; --gtid needs gtid_mode=ON", st.GTIDMode)
 	}
 	if o.StopAtCurrent {

@@ -9,6 +9,7 @@
 //	    [--server-id N] [--flavor mysql|mariadb] [--no-schema-snapshot] [--quiet] [--cpuprofile FILE]
 //	binlog-tail --dsn DSN --out FILE --gtid [--failover-to DSN]...
 //	    [--start oldest|current|GTID_SET] [--stop-at-current] [...]
+//	binlog-tail --binlog-dir DIR --out FILE [--gtid] [--start ...] [--stop-at-current] [...]
 //	binlog-tail --demo
 //
 // Flags:
@@ -19,6 +20,33 @@
 //     used by every connection binlog-tail makes. The user needs
 //     REPLICATION SLAVE and BINLOG MONITOR (MariaDB) or REPLICATION CLIENT
 //     (MySQL).
+//   - --binlog-dir DIR (without --dsn): read the binlog files in DIR
+//     instead of a server: a server's binlog directory, a copy of one, or
+//     an archive written by mariadb-binlog/mysqlbinlog --raw. The files
+//     are read in the order of DIR's *.index file when it has one, else
+//     by name; the flavor comes from the files unless --flavor says. The
+//     output is the one the server that wrote the files would give,
+//     positions and tokens included, with the same exactly-once resume.
+//     --start current and --stop-at-current mean the end of the last
+//     complete event of the last file (with --gtid, the GTID state there);
+//     without --stop-at-current binlog-tail follows the files as they grow
+//     (a partly written last event is waited for). A corrupt event (bad
+//     checksum, impossible length) stops it with the file and offset.
+//     There is no server to take a schema snapshot from: the tables the
+//     files create or alter are known from their DDL, others are
+//     positional unless the files carry binlog_row_metadata=FULL.
+//     --binlog-base NAME picks the binlog when DIR holds several (a
+//     replica's datadir has its relay log too): NAME.index, or the files
+//     NAME.NNNNNN.
+//     With --dsn too, DIR is an archive of the server's binlog files (a
+//     backup, or mariadb-binlog --read-from-remote-server --raw output): a
+//     position in a file the server has purged is read from DIR up to the
+//     first file the server still has, then from the server, exactly once
+//     across the switch (--start oldest is the oldest file of either). With
+//     --gtid, a GTID set older than the server's purged state is read from
+//     DIR and handed over to the server at a file end, between
+//     transactions. Without DIR, a resume in a purged file fails (error
+//     1236) with a hint to add --binlog-dir.
 //   - --password-file FILE: the password of every DSN (--dsn,
 //     --failover-to) written without one, from FILE's first line; FILE
 //     must give group and others no access (chmod 600). Without it the

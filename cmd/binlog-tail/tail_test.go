@@ -135,8 +135,8 @@ func TestFlags(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{[]string{"--out", "x"}, 2, "--dsn and --out are required"},
-		{[]string{"--dsn", "u:secret@tcp(127.0.0.1:1)/"}, 2, "--dsn and --out are required"},
+		{[]string{"--out", "x"}, 2, "--out and one of --dsn or --binlog-dir are required"},
+		{[]string{"--dsn", "u:secret@tcp(127.0.0.1:1)/"}, 2, "--out and one of --dsn or --binlog-dir are required"},
 		{[]string{"--dsn", "u:secret@nohost", "--out", "x"}, 2, "tcp(HOST:PORT)"},
 		{[]string{"--dsn", "u:secret@tcp(127.0.0.1:1)/", "--out", "x", "--start", "bogus"}, 2, "--start"},
 		{[]string{"--dsn", "u:secret@tcp(127.0.0.1:1)/", "--out", "x", "--flavor", "pg"}, 2, "--flavor"},

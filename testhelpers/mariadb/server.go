@@ -326,6 +326,10 @@ func (s *Server) ServerID() uint32 { return s.opts.ServerID }
 // Dir is the server's directory (datadir, socket, logs).
 func (s *Server) Dir() string { return s.dir }
 
+// DataDir is the server's datadir, where its binlog files and
+// mysql-bin.index are.
+func (s *Server) DataDir() string { return s.dataDir }
+
 // SocketPath is the server's unix socket.
 func (s *Server) SocketPath() string { return s.socket }
 

@@ -1,0 +1,515 @@
+package binlogstream
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
+)
+
+// newStream makes a stream; streamed, when set, is a resume's streamed
+// position: rows events up to it stay undecoded (SkipReplayedRows).
+func (s *DirSource) newStream(streamed *Position) (*dirStream, error) {
+	flavor, err := s.Flavor()
+	if err != nil {
+		return nil, err
+	}
+	p := replication.NewBinlogParser()
+	p.SetFlavor(flavor)
+	p.SetVerifyChecksum(false) // checked by eventReader, with file and offset
+	if s.cfg.Tune != nil {
+		s.cfg.Tune(p)
+	}
+	var skip *replayWindow
+	if streamed != nil {
+		skip = newReplayWindow(*streamed)
+	}
+	var dec *rowsDecoder
+	var decode func(*replication.RowsEvent, []byte) error
+	switch {
+	case s.cfg.DecodeWorkers > 1:
+		dec = newRowsDecoder(s.cfg.DecodeWorkers, skip, nil) // no table filter: every table is decoded
+		decode = dec.decode
+	case skip != nil:
+		decode = func(re *replication.RowsEvent, data []byte) error {
+			pos, err := re.DecodeHeader(data)
+			if err != nil || skip.replayed(data) {
+				re.Rows = nil // replayed: dropped by the tracker, never delivered
+				return err
+			}
+			return re.DecodeData(pos, data)
+		}
+	}
+	p.SetRowsEventDecodeFunc(guardRows(decode))
+	ctx, cancel := context.WithCancel(context.Background())
+	return &dirStream{src: s, flavor: flavor, parser: p, dec: dec, closed: make(chan struct{}), ctx: ctx, cancel: cancel,
+		q: newEventQueue(dirQueueEvents, dirQueueBytes)}, nil
+}
+
+// guardRows decodes rows events with decode (nil: all of it), refusing
+// first a rows event whose row images take no bytes (no column present):
+// go-mysql's DecodeData loops forever on one, appending empty rows. No
+// server writes one; a damaged file without checksums can hold one
+// (found by FuzzDirSourceGarbage).
+func guardRows(decode func(*replication.RowsEvent, []byte) error) func(*replication.RowsEvent, []byte) error {
+	return func(re *replication.RowsEvent, data []byte) error {
+		pos, err := re.DecodeHeader(data)
+		if err != nil {
+			return err
+		}
+		if pos < len(data) && !anyBitSet(re.ColumnBitmap1, int(re.ColumnCount)) {
+			return fmt.Errorf("%w: a rows event with row data but no column in its image", ErrCorruptEvent)
+		}
+		if decode != nil {
+			return decode(re, data)
+		}
+		return re.DecodeData(pos, data)
+	}
+}
+
+func anyBitSet(bitmap []byte, n int) bool {
+	for i := 0; i < n && i/8 < len(bitmap); i++ {
+		if bitmap[i/8]&(1<<(i%8)) != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// A stream reads and decodes ahead on its own goroutine, as go-mysql's
+// syncer does for a server, so decoding overlaps the listeners' work: at
+// most this many events and bytes of binlog (twice that with the batch
+// being delivered).
+const (
+	dirQueueEvents = 512
+	dirQueueBytes  = 16 << 20
+)
+
+// dirStream is one dump of a DirSource. A goroutine started by start
+// reads and decodes (next) into q; Next serves q's batches on the
+// consumer's goroutine; Close may come from any.
+type dirStream struct {
+	q      *eventQueue
+	dec    *rowsDecoder    // rows decoded on workers; nil: on the reader
+	ctx    context.Context // the reader's; cancelled by Close
+	cancel context.CancelFunc
+	batch  []*replication.BinlogEvent
+	pos    int
+
+	src    *DirSource
+	flavor string
+	parser *replication.BinlogParser
+
+	name     string // current file
+	r        *eventReader
+	crc      bool     // the current file's events carry a checksum
+	headPos  uint64   // with needHead: the offset the dump starts at in name
+	headCRC  bool     // with needHead: whether the fake Rotate carries a checksum
+	needHead bool     // the file's preamble is still to read
+	queue    [][]byte // preamble events to parse and return before file events
+	err      error    // sticky
+
+	have     mysql.GTIDSet // GTID dump: the client's set and every group delivered since; nil in file mode
+	skipping bool          // GTID dump: inside a group the client has
+	groups   groupTracker  // GTID dump: the group being delivered
+
+	lastType replication.EventType // of the current file's last event read
+	rotateTo string                // the file its Rotate event names, "" before one
+
+	// handOff, when set (ArchiveSource), is asked at the clean end of
+	// each file for a live file to continue with; a non-empty answer ends
+	// the stream with a *handOffError.
+	handOff func(cur, rotateTo string) (string, error)
+
+	idleSince time.Time // zero while events flow
+
+	mu        sync.Mutex // the open file, against Close
+	closed    chan struct{}
+	closeOnce sync.Once
+}
+
+// begin makes the stream start at name:off with a fake Rotate (with a
+// checksum when crc) and the file's Format_description.
+func (st *dirStream) begin(name string, off uint64, crc bool) {
+	st.name, st.headPos, st.headCRC, st.needHead = name, off, crc, true
+}
+
+// openHead opens st.name and queues the preamble.
+func (st *dirStream) openHead() error {
+	path := st.src.path(st.name)
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			names, _ := st.src.Files()
+			return st.src.notInDir(st.name, st.headPos, names)
+		}
+		return &FileError{Path: path, Err: err}
+	}
+	r := newEventReader(f, path)
+	h, err := r.head()
+	if err != nil {
+		f.Close()
+		return err
+	}
+	if st.headPos > 4 && st.headPos < r.off {
+		f.Close()
+		return r.corrupt(st.headPos, "the position is inside the Format_description (it ends at %d)", r.off)
+	}
+	if st.headPos > r.off {
+		fi, err := f.Stat()
+		if err != nil {
+			f.Close()
+			return &FileError{Path: path, Err: err}
+		}
+		if uint64(fi.Size()) < st.headPos {
+			f.Close()
+			return &FileError{Path: path, Offset: st.headPos, Err: fmt.Errorf("%w: the position is past the end of the file (%d bytes)", ErrNotInDir, fi.Size())}
+		}
+		if err := r.seek(st.headPos); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	fde := h.fdeRaw
+	if fde[17]&logEventBinlogInUse != 0 {
+		// A server sends it without the flag (the checksum is of the
+		// event without it).
+		fde = bytes.Clone(fde)
+		fde[17] &^= logEventBinlogInUse
+	}
+	if st.headPos > 4 { // as a server resends it: LogPos 0, checksum recomputed
+		fde = bytes.Clone(fde)
+		binary.LittleEndian.PutUint32(fde[13:], 0)
+		if h.crc {
+			n := len(fde) - replication.BinlogChecksumLength
+			binary.LittleEndian.PutUint32(fde[n:], crc32.ChecksumIEEE(fde[:n]))
+		}
+	}
+	st.queue = append(st.queue, encodeFakeRotate(st.name, st.headPos, st.headCRC), fde)
+	st.mu.Lock()
+	if st.r != nil {
+		st.r.f.Close()
+	}
+	st.r, st.crc, st.needHead = r, h.crc, false
+	st.mu.Unlock()
+	st.lastType, st.rotateTo = replication.FORMAT_DESCRIPTION_EVENT, ""
+	select {
+	case <-st.closed: // closed meanwhile: Close may have missed the new file
+		st.closeFile()
+	default:
+	}
+	return nil
+}
+
+func (st *dirStream) fail(err error) (*replication.BinlogEvent, error) {
+	st.err = err
+	return nil, err
+}
+
+// start runs the reader goroutine.
+func (st *dirStream) start() {
+	go func() {
+		for {
+			ev, err := st.next(st.ctx)
+			if err != nil {
+				st.q.fail(err)
+				return
+			}
+			if st.q.HandleEvent(ev) != nil {
+				return
+			}
+		}
+	}()
+}
+
+// Next returns the next event the reader decoded, once the workers have
+// decoded its rows.
+func (st *dirStream) Next(ctx context.Context) (*replication.BinlogEvent, error) {
+	ev, err := st.take(ctx)
+	if err == nil && st.dec != nil {
+		err = st.dec.wait(ev)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return ev, nil
+}
+
+func (st *dirStream) take(ctx context.Context) (*replication.BinlogEvent, error) {
+	if st.pos < len(st.batch) {
+		ev := st.batch[st.pos]
+		st.batch[st.pos] = nil
+		st.pos++
+		return ev, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	batch, err := st.q.take(st.batch, ctx.Done())
+	if err == nil && batch == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		return nil, err
+	}
+	st.batch, st.pos = batch, 1
+	ev := batch[0]
+	batch[0] = nil
+	return ev, nil
+}
+
+// next reads the next event: the preamble, then the file's events,
+// waiting (and making heartbeats) while the directory has nothing new.
+func (st *dirStream) next(ctx context.Context) (*replication.BinlogEvent, error) {
+	for {
+		if st.err != nil {
+			return nil, st.err
+		}
+		select {
+		case <-st.closed:
+			return nil, errStreamClosed
+		default:
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if len(st.queue) > 0 {
+			raw := st.queue[0]
+			st.queue = st.queue[1:]
+			ev, err := parseEvent(st.parser, raw)
+			if err != nil {
+				return st.fail(&FileError{Path: st.src.path(st.name), Err: err})
+			}
+			st.idleSince = time.Time{}
+			return ev, nil
+		}
+		if st.needHead {
+			if err := st.openHead(); err != nil {
+				if errors.Is(err, errNotYet) {
+					if ev, err := st.wait(ctx); ev != nil || err != nil {
+						return ev, err
+					}
+					continue
+				}
+				return st.fail(err)
+			}
+			continue
+		}
+		off := st.r.off
+		raw, err := st.r.next(st.crc)
+		if err == nil {
+			ev, err := st.event(raw, off)
+			if err != nil {
+				return st.fail(err)
+			}
+			if ev != nil {
+				st.idleSince = time.Time{}
+				return ev, nil
+			}
+			continue
+		}
+		if !errors.Is(err, io.EOF) && !errors.Is(err, errNotYet) {
+			return st.fail(err)
+		}
+		moved, err := st.advance(errors.Is(err, errNotYet))
+		if err != nil {
+			return st.fail(err)
+		}
+		if moved {
+			continue
+		}
+		if ev, err := st.wait(ctx); ev != nil || err != nil {
+			return ev, err
+		}
+	}
+}
+
+var errStreamClosed = errors.New("binlogstream: binlog file stream closed")
+
+// handOffError ends an archive stream where the live server takes over:
+// at next:4, or in a GTID dump after executed.
+type handOffError struct {
+	next     string
+	executed mysql.GTIDSet
+}
+
+func (e *handOffError) Error() string {
+	return "binlogstream: the archive hands over to the server at " + e.next
+}
+
+// event parses one file event, or returns nil for one a GTID dump leaves
+// out.
+func (st *dirStream) event(raw []byte, off uint64) (*replication.BinlogEvent, error) {
+	typ := replication.EventType(raw[4])
+	st.lastType = typ
+	if typ == replication.ROTATE_EVENT {
+		re := &replication.RotateEvent{}
+		body := raw[replication.EventHeaderSize:]
+		if st.crc {
+			body = body[:len(body)-replication.BinlogChecksumLength]
+		}
+		if err := re.Decode(body); err == nil {
+			st.rotateTo = string(re.NextLogName)
+		}
+	}
+	if st.have != nil {
+		switch typ {
+		case replication.GTID_EVENT, replication.GTID_TAGGED_LOG_EVENT, replication.MARIADB_GTID_EVENT,
+			replication.ANONYMOUS_GTID_EVENT:
+			st.skipping = false
+		case replication.FORMAT_DESCRIPTION_EVENT, replication.ROTATE_EVENT, replication.STOP_EVENT,
+			replication.PREVIOUS_GTIDS_EVENT, replication.MARIADB_GTID_LIST_EVENT, replication.MARIADB_BINLOG_CHECKPOINT_EVENT:
+			st.skipping = false // not part of a group
+		}
+		if st.skipping {
+			return nil, nil
+		}
+	}
+	ev, err := parseEvent(st.parser, raw)
+	if err != nil {
+		return nil, &FileError{Path: st.r.path, Offset: off, Err: err}
+	}
+	if typ == replication.FORMAT_DESCRIPTION_EVENT {
+		st.crc = ev.Event.(*replication.FormatDescriptionEvent).ChecksumAlgorithm == replication.BINLOG_CHECKSUM_ALG_CRC32
+	}
+	if st.have != nil {
+		if g := eventGTID(ev); g != "" {
+			one, err := mysql.ParseGTIDSet(st.flavor, g)
+			if err == nil && st.have.Contain(one) {
+				st.skipping = true
+				return nil, nil
+			}
+		}
+		done := ""
+		if st.groups.needs(typ) {
+			done = st.groups.observe(ev)
+		} else {
+			done = st.groups.other(typ)
+		}
+		if done != "" {
+			if err := st.have.Update(done); err != nil {
+				return nil, &FileError{Path: st.r.path, Offset: off, Err: err}
+			}
+		}
+	}
+	return ev, nil
+}
+
+// advance is called at the end of what the current file holds (partial:
+// an event is only partly written). It moves to the next file when there
+// is one and the current file is complete.
+func (st *dirStream) advance(partial bool) (bool, error) {
+	if st.handOff != nil && !partial {
+		next, err := st.handOff(st.name, st.rotateTo)
+		if err != nil {
+			return false, err
+		}
+		if next != "" {
+			if st.rotateTo == "" && st.lastType != replication.STOP_EVENT {
+				return false, &FileError{Path: st.r.path, Offset: st.r.off, Err: fmt.Errorf(
+					"%w: the copy ends without a Rotate or Stop event, and the server has moved on to %s: the copy is incomplete (made while the server wrote the file?)", ErrCorruptEvent, next)}
+			}
+			h := &handOffError{next: next}
+			if st.have != nil {
+				if st.groups.gtid != "" {
+					return false, &FileError{Path: st.r.path, Offset: st.r.off, Err: fmt.Errorf(
+						"%w: the file ends inside the transaction %s", ErrCorruptEvent, st.groups.gtid)}
+				}
+				h.executed = st.have.Clone()
+			}
+			return false, h
+		}
+	}
+	names, err := st.src.Files()
+	if err != nil {
+		return false, err
+	}
+	next := ""
+	if i := slices.Index(names, st.name); i >= 0 && i+1 < len(names) {
+		next = names[i+1]
+	} else if i < 0 {
+		for _, n := range names {
+			if compareFileNames(n, st.name) > 0 {
+				next = n
+				break
+			}
+		}
+	}
+	if next == "" {
+		return false, nil
+	}
+	if st.rotateTo != "" && next != st.rotateTo && !partial {
+		return false, &FileError{Path: st.src.path(st.rotateTo), Offset: 4, Err: fmt.Errorf(
+			"%w: the Rotate event at the end of %s names it, and the directory goes on with %s", ErrNotInDir, st.name, next)}
+	}
+	// A later file exists, so the writer has finished this one; what it
+	// wrote just before starting the next one may be new to us.
+	off := st.r.off
+	if _, err := st.r.br.Peek(1); err == nil {
+		return true, nil
+	}
+	if partial {
+		return false, &FileError{Path: st.r.path, Offset: off, Err: fmt.Errorf(
+			"%w: the file ends inside an event, and the later file %s exists (a crash while writing?)", ErrCorruptEvent, next)}
+	}
+	st.begin(next, 4, st.crc)
+	return true, nil
+}
+
+// wait sleeps one poll interval; it returns a heartbeat when one is due.
+func (st *dirStream) wait(ctx context.Context) (*replication.BinlogEvent, error) {
+	now := time.Now()
+	if st.idleSince.IsZero() {
+		st.idleSince = now
+	} else if now.Sub(st.idleSince) >= st.src.cfg.HeartbeatPeriod && !st.needHead && len(st.queue) == 0 {
+		st.idleSince = now
+		hb := encodeArtificial(replication.HEARTBEAT_EVENT, uint32(st.r.off), nil, st.name, st.crc)
+		ev, err := parseEvent(st.parser, hb)
+		if err != nil {
+			return st.fail(err)
+		}
+		return ev, nil
+	}
+	t := time.NewTimer(st.src.cfg.PollInterval)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-st.closed:
+		return nil, errStreamClosed
+	case <-t.C:
+	}
+	return nil, nil
+}
+
+func (st *dirStream) closeFile() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.r != nil {
+		st.r.f.Close()
+	}
+}
+
+// Close ends the stream; a waiting Next returns.
+func (st *dirStream) Close() error {
+	st.closeOnce.Do(func() {
+		st.q.fail(errStreamClosed) // first: Next reports the close
+		close(st.closed)
+		st.cancel()
+		st.closeFile()
+		if st.dec != nil {
+			st.dec.close()
+		}
+	})
+	return nil
+}
