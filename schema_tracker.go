@@ -299,9 +299,13 @@ func (st *schemaTracker) resolve(tm *replication.TableMapEvent, raw []byte, d *d
 	// The hit path (every statement of one table version) allocates nothing
 	// and compares the event's body bytes.
 	body := st.tableMapBody(raw)
-	if ent := st.byID[tm.TableID]; ent != nil && (ent.version == st.hist.version || st.hist.tables[ent.key] == ent.hist) &&
+	ent := st.last // the common case: the table of the last statement
+	if ent == nil || ent.tm.TableID != tm.TableID {
+		ent = st.byID[tm.TableID]
+	}
+	if ent != nil && (ent.version == st.hist.version || st.hist.tables[ent.key] == ent.hist) &&
 		(body != nil && bytes.Equal(ent.body, body) || sameTableMap(ent.tm, tm)) {
-		ent.version = st.hist.version
+		ent.version, st.last = st.hist.version, ent
 		return ent.table, nil
 	}
 	k := tableKey{string(tm.Schema), string(tm.Table)}
