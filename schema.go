@@ -108,9 +108,11 @@ func (t *Table) ColumnNames() []string {
 
 // Column returns the index of the column named name (case-insensitive, as
 // MySQL compares column names), or -1.
-func (t *Table) Column(name string) int {
-	for i := range t.Columns {
-		if strings.EqualFold(t.Columns[i].Name, name) {
+func (t *Table) Column(name string) int { return columnIndex(t.Columns, name) }
+
+func columnIndex(cols []Column, name string) int {
+	for i := range cols {
+		if strings.EqualFold(cols[i].Name, name) {
 			return i
 		}
 	}

@@ -671,14 +671,7 @@ func widerText(dt string, oldW, newW int) string {
 	return dt
 }
 
-func (t *histTable) find(name string) int {
-	for i := range t.cols {
-		if strings.EqualFold(t.cols[i].Name, name) {
-			return i
-		}
-	}
-	return -1
-}
+func (t *histTable) find(name string) int { return columnIndex(t.cols, name) }
 
 func (t *histTable) insert(c Column, pos *ast.ColumnPosition) error {
 	switch {
