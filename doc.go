@@ -128,8 +128,11 @@
 // # Events and memory
 //
 // Listeners run on Run's goroutine, one event at a time, while go-mysql
-// decodes ahead on its own (at most SyncerConfig.EventCacheCount events and
-// EventCacheBytes of binlog). Each listener gets the Event as a value: its
+// reads ahead on its own goroutine and rows events are decoded on a pool of
+// workers, several at once (SyncerConfig.DecodeWorkers, one per core), all
+// within SyncerConfig.EventCacheCount events and EventCacheBytes of binlog;
+// events still reach the listeners in binlog order. SyncerConfig.DecodeTable
+// leaves the rows of unwanted tables undecoded and undelivered. Each listener gets the Event as a value: its
 // own copy to keep as long as it likes, passed without an allocation per
 // event (the go-mysql BinlogEvent it points to is shared and never changed
 // after delivery).
