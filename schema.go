@@ -215,27 +215,14 @@ func tableFromFullMap(tm *replication.TableMapEvent, flavor string) *Table {
 // from a column's binlog type, metadata and charset.
 func typeFromBinlog(c *Column, flavor string) {
 	meta := c.BinlogMeta
+	if name := plainTypeName(c.BinlogType); name != "" {
+		c.DataType = name
+		c.Type = formatType(c)
+		return
+	}
 	switch c.BinlogType {
-	case mysql.MYSQL_TYPE_TINY:
-		c.DataType = "tinyint"
-	case mysql.MYSQL_TYPE_SHORT:
-		c.DataType = "smallint"
-	case mysql.MYSQL_TYPE_INT24:
-		c.DataType = "mediumint"
-	case mysql.MYSQL_TYPE_LONG:
-		c.DataType = "int"
-	case mysql.MYSQL_TYPE_LONGLONG:
-		c.DataType = "bigint"
-	case mysql.MYSQL_TYPE_FLOAT:
-		c.DataType = "float"
-	case mysql.MYSQL_TYPE_DOUBLE:
-		c.DataType = "double"
 	case mysql.MYSQL_TYPE_NEWDECIMAL:
 		c.DataType, c.Precision, c.Scale = "decimal", int(meta>>8), int(meta&0xff)
-	case mysql.MYSQL_TYPE_YEAR:
-		c.DataType = "year"
-	case mysql.MYSQL_TYPE_DATE, mysql.MYSQL_TYPE_NEWDATE:
-		c.DataType = "date"
 	case mysql.MYSQL_TYPE_TIME, mysql.MYSQL_TYPE_TIME2:
 		c.DataType, c.FSP = "time", int(meta)
 	case mysql.MYSQL_TYPE_DATETIME, mysql.MYSQL_TYPE_DATETIME2:
@@ -276,6 +263,33 @@ func typeFromBinlog(c *Column, flavor string) {
 		}
 	}
 	c.Type = formatType(c)
+}
+
+// plainTypeName names the types a code alone says all of (no length,
+// precision or charset). The codes are MySQL's, which the binlog and the
+// TiDB parser's field types share.
+func plainTypeName(code byte) string {
+	switch code {
+	case mysql.MYSQL_TYPE_TINY:
+		return "tinyint"
+	case mysql.MYSQL_TYPE_SHORT:
+		return "smallint"
+	case mysql.MYSQL_TYPE_INT24:
+		return "mediumint"
+	case mysql.MYSQL_TYPE_LONG:
+		return "int"
+	case mysql.MYSQL_TYPE_LONGLONG:
+		return "bigint"
+	case mysql.MYSQL_TYPE_FLOAT:
+		return "float"
+	case mysql.MYSQL_TYPE_DOUBLE:
+		return "double"
+	case mysql.MYSQL_TYPE_YEAR:
+		return "year"
+	case mysql.MYSQL_TYPE_DATE, mysql.MYSQL_TYPE_NEWDATE:
+		return "date"
+	}
+	return ""
 }
 
 // stringFieldLength decodes a CHAR/BINARY column's byte length from its

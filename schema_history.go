@@ -386,23 +386,14 @@ func columnFromDef(cd *ast.ColumnDef, tableCharset string) (Column, bool) {
 	binary := cs == "binary" || pmysql.HasBinaryFlag(ft.GetFlag()) && ft.GetCharset() == "binary"
 	flen, dec := ft.GetFlen(), ft.GetDecimal()
 	switch ft.GetType() {
-	case pmysql.TypeTiny:
-		c.DataType = "tinyint"
-	case pmysql.TypeShort:
-		c.DataType = "smallint"
-	case pmysql.TypeInt24:
-		c.DataType = "mediumint"
-	case pmysql.TypeLong:
-		c.DataType = "int"
-	case pmysql.TypeLonglong:
-		c.DataType = "bigint"
+	case pmysql.TypeTiny, pmysql.TypeShort, pmysql.TypeInt24, pmysql.TypeLong, pmysql.TypeLonglong,
+		pmysql.TypeDouble, pmysql.TypeYear, pmysql.TypeDate:
+		c.DataType = plainTypeName(ft.GetType())
 	case pmysql.TypeFloat:
 		c.DataType = "float"
 		if flen > 24 { // FLOAT(p) with p > 24 is a DOUBLE
 			c.DataType = "double"
 		}
-	case pmysql.TypeDouble:
-		c.DataType = "double"
 	case pmysql.TypeNewDecimal:
 		c.DataType, c.Precision, c.Scale = "decimal", flen, dec
 		if flen <= 0 {
@@ -411,10 +402,6 @@ func columnFromDef(cd *ast.ColumnDef, tableCharset string) (Column, bool) {
 		if dec < 0 {
 			c.Scale = 0
 		}
-	case pmysql.TypeYear:
-		c.DataType = "year"
-	case pmysql.TypeDate:
-		c.DataType = "date"
 	case pmysql.TypeDuration:
 		c.DataType, c.FSP = "time", max(dec, 0)
 	case pmysql.TypeDatetime:
