@@ -273,22 +273,7 @@ func TestNaiveResumeFails(t *testing.T) {
 			// The seeds' bug: resume from the last streamed position.
 			naive := binlogstream.StartAt(binlogstream.Position{File: fourth.File, Offset: uint64(fourth.End)})
 			r := stream(t, sc.source(), naive, -1, nil)
-			require.Error(t, r.err)
-			var de *binlogstream.DecodeError
-			require.ErrorAs(t, r.err, &de)
-			var ee *replication.EventError
-			require.ErrorAs(t, r.err, &ee)
-			assert.Contains(t, ee.Err, "invalid table id")
-			assert.Contains(t, ee.Err, "no corresponding table map event")
-			// The message says why, briefly; the bytes are on the error value.
-			assert.Equal(t, ee.Err, de.Reason)
-			assert.Equal(t, ee.Data, de.Data)
-			assert.NotEmpty(t, de.Data)
-			assert.Equal(t, uint32(fourth.End)+uint32(fourth.End-fourth.Start), de.Header.LogPos, "the next rows event")
-			assert.Contains(t, de.Error(), "cannot decode the "+de.Header.EventType.String()+" event ending at offset")
-			assert.Contains(t, de.Error(), "no corresponding table map event")
-			assert.NotContains(t, de.Error(), "Data")
-			assert.Less(t, len(de.Error()), 300, de.Error())
+			requireTableMapError(t, r.err, fourth)
 			assert.Equal(t, 0, r.events)
 			assert.False(t, binlogstream.IsRetryable(r.err))
 
@@ -466,4 +451,27 @@ func TestCrashAtEveryEventLarge(t *testing.T) {
 			}
 		})
 	}
+}
+
+// requireTableMapError checks the error of a dump started after the
+// Table_map of event fourth's statement: go-mysql's table-map error as a
+// DecodeError whose message says why briefly and whose bytes are on the
+// error value.
+func requireTableMapError(t *testing.T, err error, fourth th.EventInfo) {
+	t.Helper()
+	require.Error(t, err)
+	var de *binlogstream.DecodeError
+	require.ErrorAs(t, err, &de)
+	var ee *replication.EventError
+	require.ErrorAs(t, err, &ee)
+	assert.Contains(t, ee.Err, "invalid table id")
+	assert.Contains(t, ee.Err, "no corresponding table map event")
+	assert.Equal(t, ee.Err, de.Reason)
+	assert.Equal(t, ee.Data, de.Data)
+	assert.NotEmpty(t, de.Data)
+	assert.Equal(t, uint32(fourth.End)+uint32(fourth.End-fourth.Start), de.Header.LogPos, "the next rows event")
+	assert.Contains(t, de.Error(), "cannot decode the "+de.Header.EventType.String()+" event ending at offset")
+	assert.Contains(t, de.Error(), "no corresponding table map event")
+	assert.NotContains(t, de.Error(), "Data")
+	assert.Less(t, len(de.Error()), 300, de.Error())
 }
