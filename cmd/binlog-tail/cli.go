@@ -480,31 +480,41 @@ func inspectDir(ctx context.Context, o options, dir *binlogstream.DirSource, nee
 	if o.GTID {
 		return info, nil // see gtidPositions
 	}
-	var current binlogstream.Position
-	if o.StopAtCurrent || (needStart && o.Start == "current") {
+	current := func() (binlogstream.Position, error) {
 		st, err := dir.Probe(ctx)
-		if err != nil {
-			return info, err
+		return st.Binlog, err
+	}
+	oldest := func() (binlogstream.Position, error) { return binlogstream.Position{File: names[0], Offset: 4}, nil }
+	return info, resolvePositions(o, needStart, &info, current, oldest)
+}
+
+// resolvePositions sets, in file mode, info.Target for --stop-at-current
+// and info.Start for --start (when needStart) from the source's current
+// position and its oldest one, asking each only when needed.
+func resolvePositions(o options, needStart bool, info *serverInfo, current, oldest func() (binlogstream.Position, error)) error {
+	var cur binlogstream.Position
+	if o.StopAtCurrent || (needStart && o.Start == "current") {
+		var err error
+		if cur, err = current(); err != nil {
+			return err
 		}
-		current = st.Binlog
 		if o.StopAtCurrent {
-			info.Target = current
+			info.Target = cur
 		}
 	}
 	if !needStart {
-		return info, nil
+		return nil
 	}
+	var err error
 	switch o.Start {
 	case "current":
-		info.Start = current
+		info.Start = cur
 	case "oldest":
-		info.Start = binlogstream.Position{File: names[0], Offset: 4}
+		info.Start, err = oldest()
 	default:
-		if info.Start, err = binlogstream.ParsePosition(o.Start); err != nil {
-			return info, err
-		}
+		info.Start, err = binlogstream.ParsePosition(o.Start)
 	}
-	return info, nil
+	return err
 }
 
 // modeMismatch refuses to resume a file written in the other mode: a file
@@ -580,40 +590,22 @@ func inspectServer(ctx context.Context, o options, needStart bool) (serverInfo, 
 	if o.GTID {
 		return info, nil // see gtidPositions
 	}
-	var current binlogstream.Position
-	if o.StopAtCurrent || (needStart && o.Start == "current") {
-		if current, err = masterStatus(c); err != nil {
-			return info, err
-		}
-		if o.StopAtCurrent {
-			info.Target = current
-		}
-	}
-	if !needStart {
-		return info, nil
-	}
-	switch o.Start {
-	case "current":
-		info.Start = current
-	case "oldest":
+	current := func() (binlogstream.Position, error) { return masterStatus(c) }
+	oldest := func() (binlogstream.Position, error) {
 		r, err := c.Execute("SHOW BINARY LOGS")
 		if err != nil {
-			return info, fmt.Errorf("SHOW BINARY LOGS: %w", err)
+			return binlogstream.Position{}, fmt.Errorf("SHOW BINARY LOGS: %w", err)
 		}
 		if r.RowNumber() == 0 {
-			return info, errors.New("SHOW BINARY LOGS is empty: is binary logging on (log_bin)?")
+			return binlogstream.Position{}, errors.New("SHOW BINARY LOGS is empty: is binary logging on (log_bin)?")
 		}
 		name, err := r.GetString(0, 0)
 		if err != nil {
-			return info, fmt.Errorf("SHOW BINARY LOGS: %w", err)
+			return binlogstream.Position{}, fmt.Errorf("SHOW BINARY LOGS: %w", err)
 		}
-		info.Start = binlogstream.Position{File: strings.Clone(name), Offset: 4} // GetString aliases a pooled buffer
-	default:
-		if info.Start, err = binlogstream.ParsePosition(o.Start); err != nil {
-			return info, err
-		}
+		return binlogstream.Position{File: strings.Clone(name), Offset: 4}, nil // GetString aliases a pooled buffer
 	}
-	return info, nil
+	return info, resolvePositions(o, needStart, &info, current, oldest)
 }
 
 func masterStatus(c *client.Conn) (binlogstream.Position, error) {
