@@ -40,15 +40,8 @@ func (s *DirSource) newStream(streamed *Position) (*dirStream, error) {
 	case s.cfg.DecodeWorkers > 1:
 		dec = newRowsDecoder(s.cfg.DecodeWorkers, skip, nil) // no table filter: every table is decoded
 		decode = dec.decode
-	case skip != nil:
-		decode = func(re *replication.RowsEvent, data []byte) error {
-			pos, err := re.DecodeHeader(data)
-			if err != nil || skip.replayed(data) {
-				re.Rows = nil // replayed: dropped by the tracker, never delivered
-				return err
-			}
-			return re.DecodeData(pos, data)
-		}
+	case skip != nil: // decoded in place, the replayed rows left out
+		decode = newRowsDecoder(0, skip, nil).decode
 	}
 	p.SetRowsEventDecodeFunc(guardRows(decode))
 	ctx, cancel := context.WithCancel(context.Background())

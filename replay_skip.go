@@ -36,18 +36,7 @@ type ReplaySkipper interface {
 // only the header of the rows events ending at or before streamed, which a
 // resume from a token with that streamed position drops. Use one per dump.
 func SkipReplayedRows(streamed Position) func(*replication.RowsEvent, []byte) error {
-	w := newReplayWindow(streamed)
-	return func(re *replication.RowsEvent, data []byte) error {
-		pos, err := re.DecodeHeader(data)
-		if err != nil {
-			return err
-		}
-		if w.replayed(data) {
-			re.Rows = nil // replayed: dropped by the tracker, never delivered
-			return nil
-		}
-		return re.DecodeData(pos, data)
-	}
+	return newRowsDecoder(0, newReplayWindow(streamed), nil).decode
 }
 
 // replayWindow says which rows events of a dump end at or before a

@@ -61,11 +61,7 @@ func (h *schemaHistory) installUntouched(s *SchemaSnapshot, p *SchemaPrescan) {
 		if _, ok := h.dbs[st.Schema]; !ok && !slices.Contains(p.Databases, st.Schema) {
 			h.dbs[st.Schema] = s.Databases[st.Schema]
 		}
-		t := &histTable{cols: slices.Clone(st.Columns), pk: st.PrimaryKey, charset: st.Charset}
-		for i := range t.cols {
-			t.cols[i].Type = formatType(&t.cols[i])
-		}
-		h.tables[tableKey{st.Schema, st.Name}] = t
+		h.tables[tableKey{st.Schema, st.Name}] = histTableOf(st)
 	}
 }
 

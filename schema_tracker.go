@@ -65,6 +65,15 @@ func (r *SchemaRecord) key() string {
 	return "pos:" + r.End.String()
 }
 
+// histTableOf is a snapshot table as the history holds it.
+func histTableOf(st SnapshotTable) *histTable {
+	t := &histTable{cols: slices.Clone(st.Columns), pk: st.PrimaryKey, charset: st.Charset}
+	for i := range t.cols {
+		t.cols[i].Type = formatType(&t.cols[i])
+	}
+	return t
+}
+
 // applyRecord applies a DDL record with the server charset it ran under.
 func (h *schemaHistory) applyRecord(rec *SchemaRecord) (ddlChange, error) {
 	if rec.ServerCharset != "" {
@@ -84,11 +93,7 @@ func (h *schemaHistory) install(s *SchemaSnapshot) {
 		h.dbs[db] = cs
 	}
 	for _, st := range s.Tables {
-		t := &histTable{cols: slices.Clone(st.Columns), pk: st.PrimaryKey, charset: st.Charset}
-		for i := range t.cols {
-			t.cols[i].Type = formatType(&t.cols[i])
-		}
-		h.tables[tableKey{st.Schema, st.Name}] = t
+		h.tables[tableKey{st.Schema, st.Name}] = histTableOf(st)
 	}
 }
 

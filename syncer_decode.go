@@ -33,9 +33,13 @@ type rowsJob struct {
 	done chan struct{}
 }
 
+// newRowsDecoder starts workers goroutines; with none, decode decodes the
+// rows in place, on go-mysql's goroutine, and wait has nothing to wait for.
 func newRowsDecoder(workers int, skip *replayWindow, filter *tableFilter) *rowsDecoder {
-	d := &rowsDecoder{skip: skip, filter: filter, jobs: make(chan *rowsJob, 4*workers), stop: make(chan struct{}),
-		pending: map[*replication.RowsEvent]*rowsJob{}}
+	d := &rowsDecoder{skip: skip, filter: filter, stop: make(chan struct{}), pending: map[*replication.RowsEvent]*rowsJob{}}
+	if workers > 0 {
+		d.jobs = make(chan *rowsJob, 4*workers)
+	}
 	for range workers {
 		go d.work()
 	}
@@ -67,6 +71,9 @@ func (d *rowsDecoder) decode(re *replication.RowsEvent, data []byte) error {
 	if !d.filter.wants(re) {
 		re.Rows = noRows
 		return nil
+	}
+	if d.jobs == nil { // no workers: decode here
+		return re.DecodeData(pos, data)
 	}
 	j := &rowsJob{re: re, pos: pos, data: data, done: make(chan struct{})}
 	d.mu.Lock()

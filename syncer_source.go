@@ -234,19 +234,8 @@ func (s *SyncerSource) openTLS(ctx context.Context, tlsConfig *tls.Config, skip 
 	case s.cfg.DecodeWorkers > 1:
 		dec = newRowsDecoder(s.cfg.DecodeWorkers, skip, filter)
 		cfg.RowsEventDecodeFunc = dec.decode
-	case skip != nil || filter != nil:
-		cfg.RowsEventDecodeFunc = func(re *replication.RowsEvent, data []byte) error {
-			pos, err := re.DecodeHeader(data)
-			if err != nil || skip != nil && skip.replayed(data) {
-				re.Rows = nil
-				return err
-			}
-			if !filter.wants(re) {
-				re.Rows = noRows
-				return nil
-			}
-			return re.DecodeData(pos, data)
-		}
+	case skip != nil || filter != nil: // decoded in place, as go-mysql does
+		cfg.RowsEventDecodeFunc = newRowsDecoder(0, skip, filter).decode
 	}
 	// go-mysql hands each decoded event to q on its reading goroutine; the
 	// queue and the stream's current batch hold at most EventCacheCount.
