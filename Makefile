@@ -44,3 +44,4 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseResumePosition -fuzztime 30s .
 	$(GO) test -run '^$$' -fuzz FuzzCrashResume -fuzztime 60s .
 	$(GO) test -run '^$$' -fuzz FuzzDirSourceGarbage -fuzztime 60s .
+	$(GO) test -run '^$$' -fuzz FuzzRowsDecodeEqualsGoMySQL -fuzztime 60s .

@@ -40,7 +40,7 @@ func (s *DirSource) newStream(streamed *Position) (*dirStream, error) {
 	case s.cfg.DecodeWorkers > 1:
 		dec = newRowsDecoder(s.cfg.DecodeWorkers, skip, nil) // no table filter: every table is decoded
 		decode = dec.decode
-	case skip != nil: // decoded in place, the replayed rows left out
+	default: // decoded in place (the replayed rows left out)
 		decode = newRowsDecoder(0, skip, nil).decode
 	}
 	p.SetRowsEventDecodeFunc(guardRows(decode))

@@ -234,7 +234,7 @@ func (s *SyncerSource) openTLS(ctx context.Context, tlsConfig *tls.Config, skip 
 	case s.cfg.DecodeWorkers > 1:
 		dec = newRowsDecoder(s.cfg.DecodeWorkers, skip, filter)
 		cfg.RowsEventDecodeFunc = dec.decode
-	case skip != nil || filter != nil: // decoded in place, as go-mysql does
+	default: // decoded in place, on go-mysql's goroutine
 		cfg.RowsEventDecodeFunc = newRowsDecoder(0, skip, filter).decode
 	}
 	// go-mysql hands each decoded event to q on its reading goroutine; the
