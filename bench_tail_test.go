@@ -18,7 +18,7 @@ import (
 // strings). Each is written by INSERT ... SELECT in transactions of 10k
 // rows, then updated and deleted in part.
 var tailMixes = []struct {
-	name, cols, vals, update string
+	name, cols, vals, update  string
 	inserts, updates, deletes int
 }{
 	{"readme", "id INT PRIMARY KEY, a INT, b VARCHAR(40), c VARCHAR(60), d INT",

@@ -36,7 +36,7 @@ var fastRowsDecode = true
 // in unexported fields. Any not found (another go-mysql version): the fast
 // decoder is off and go-mysql decodes everything.
 var rowsEventFields = func() (f struct {
-	ok                                                                      bool
+	ok                                                                  bool
 	eventType, needBitmap2, compressed, parseTime, useDecimal, location int
 }) {
 	t := reflect.TypeOf(replication.RowsEvent{})
@@ -818,4 +818,3 @@ func (d *rowsDec) decimal(out *any, precision, scale int, data []byte) int {
 	*out = d.textString(from)
 	return pos
 }
-

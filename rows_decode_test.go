@@ -142,7 +142,7 @@ func buildRowsCase(input []byte) rowsCase {
 	tm = mysql.AppendLengthEncodedInteger(tm, uint64(len(meta)))
 	tm = append(tm, meta...)
 	tm = append(tm, in.take((ncols+7)/8)...) // NULL bitmap
-	if in.next()%2 == 0 { // SIGNEDNESS: one bit per numeric column, from the input
+	if in.next()%2 == 0 {                    // SIGNEDNESS: one bit per numeric column, from the input
 		sign := in.take((ncols + 7) / 8)
 		tm = append(tm, 1)
 		tm = mysql.AppendLengthEncodedInteger(tm, uint64(len(sign)))
