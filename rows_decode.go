@@ -279,7 +279,86 @@ type rowsDec struct {
 	cols []colPlan
 	loc  *time.Location
 	text []byte // the event's temporal and DECIMAL texts, append only
+	box  boxer
 }
+
+// boxer makes the interface values of one event's rows from slabs: an
+// interface holding a string, an int32 or a float64 points at its value,
+// which Go allocates on its own per value (a third of the decoding's
+// time went to those allocations). Here the value is appended to a slab
+// of its type and the interface points into it. A slot is written once,
+// before its interface exists, and never again; the slab stays alive as
+// long as an interface points into it, as with any interior pointer.
+type boxer struct {
+	strs []string
+	u16  []uint16
+	u32  []uint32
+	ints []int
+	u64  []uint64
+	f32  []float32
+	f64  []float64
+	bs   [][]byte
+}
+
+// eface is the layout of an empty interface: its type and a pointer to
+// its value (for the non-pointer types boxed here).
+type eface struct {
+	typ  unsafe.Pointer
+	data unsafe.Pointer
+}
+
+// boxAt returns an interface of dynamic type T whose value is *p.
+func boxAt[T any](typed any, p *T) any {
+	x := typed
+	(*eface)(unsafe.Pointer(&x)).data = unsafe.Pointer(p)
+	return x
+}
+
+// slot appends v to *slab (a new slab of 256 when full) and returns its
+// address.
+func slot[T any](slab *[]T, v T) *T {
+	if len(*slab) == cap(*slab) {
+		*slab = make([]T, 0, 256)
+	}
+	*slab = append(*slab, v)
+	return &(*slab)[len(*slab)-1]
+}
+
+// The zero value of each type boxed: its interface's type word.
+var (
+	typeString  any = ""
+	typeInt     any = int(0)
+	typeInt16   any = int16(0)
+	typeUint16  any = uint16(0)
+	typeInt32   any = int32(0)
+	typeUint32  any = uint32(0)
+	typeInt64   any = int64(0)
+	typeUint64  any = uint64(0)
+	typeFloat32 any = float32(0)
+	typeFloat64 any = float64(0)
+	typeBytes   any = []byte(nil)
+)
+
+func (b *boxer) string(s string) any {
+	if s == "" {
+		return typeString
+	}
+	return boxAt(typeString, slot(&b.strs, s))
+}
+
+// Signed and unsigned integers of one size share a slab: the same bits.
+func (b *boxer) int16(v int16) any   { return boxAt(typeInt16, slot(&b.u16, uint16(v))) }
+func (b *boxer) uint16(v uint16) any { return boxAt(typeUint16, slot(&b.u16, v)) }
+func (b *boxer) int(v int) any       { return boxAt(typeInt, slot(&b.ints, v)) }
+func (b *boxer) int32(v int32) any   { return boxAt(typeInt32, slot(&b.u32, uint32(v))) }
+func (b *boxer) uint32(v uint32) any { return boxAt(typeUint32, slot(&b.u32, v)) }
+func (b *boxer) int64(v int64) any   { return boxAt(typeInt64, slot(&b.u64, uint64(v))) }
+func (b *boxer) uint64(v uint64) any { return boxAt(typeUint64, slot(&b.u64, v)) }
+func (b *boxer) float32(v float32) any {
+	return boxAt(typeFloat32, slot(&b.f32, v))
+}
+func (b *boxer) float64(v float64) any { return boxAt(typeFloat64, slot(&b.f64, v)) }
+func (b *boxer) bytes(v []byte) any    { return boxAt(typeBytes, slot(&b.bs, v)) }
 
 // image decodes one row image into row, returning the bytes it took, or
 // -1 when go-mysql must decode the event.
@@ -317,7 +396,7 @@ func str(b []byte) string {
 
 // textString returns the text appended to d.text since from, sharing the
 // buffer: bytes once written there are never written again.
-func (d *rowsDec) textString(from int) string { return str(d.text[from:len(d.text):len(d.text)]) }
+func (d *rowsDec) textString(from int) any { return d.box.string(str(d.text[from:len(d.text):len(d.text)])) }
 
 func (d *rowsDec) reserveText(n int) {
 	if cap(d.text)-len(d.text) < n {
@@ -334,9 +413,9 @@ func (d *rowsDec) value(out *any, c *colPlan, data []byte) int {
 	case mysql.MYSQL_TYPE_LONG:
 		u := binary.LittleEndian.Uint32(data)
 		if c.unsigned {
-			*out = u
+			*out = d.box.uint32(u)
 		} else {
-			*out = int32(u)
+			*out = d.box.int32(int32(u))
 		}
 		return 4
 	case mysql.MYSQL_TYPE_TINY:
@@ -349,37 +428,37 @@ func (d *rowsDec) value(out *any, c *colPlan, data []byte) int {
 	case mysql.MYSQL_TYPE_SHORT:
 		u := binary.LittleEndian.Uint16(data)
 		if c.unsigned {
-			*out = u
+			*out = d.box.uint16(u)
 		} else {
-			*out = int16(u)
+			*out = d.box.int16(int16(u))
 		}
 		return 2
 	case mysql.MYSQL_TYPE_INT24:
 		u := uint32(data[0]) | uint32(data[1])<<8 | uint32(data[2])<<16
 		if c.unsigned {
-			*out = u
+			*out = d.box.uint32(u)
 		} else {
 			if u&0x800000 != 0 {
 				u |= 0xFF000000
 			}
-			*out = int32(u)
+			*out = d.box.int32(int32(u))
 		}
 		return 3
 	case mysql.MYSQL_TYPE_LONGLONG:
 		u := binary.LittleEndian.Uint64(data)
 		if c.unsigned {
-			*out = u
+			*out = d.box.uint64(u)
 		} else {
-			*out = int64(u)
+			*out = d.box.int64(int64(u))
 		}
 		return 8
 	case mysql.MYSQL_TYPE_NEWDECIMAL:
 		return d.decimal(out, int(uint8(c.meta>>8)), int(uint8(c.meta)), data)
 	case mysql.MYSQL_TYPE_FLOAT:
-		*out = math.Float32frombits(binary.LittleEndian.Uint32(data))
+		*out = d.box.float32(math.Float32frombits(binary.LittleEndian.Uint32(data)))
 		return 4
 	case mysql.MYSQL_TYPE_DOUBLE:
-		*out = math.Float64frombits(binary.LittleEndian.Uint64(data))
+		*out = d.box.float64(math.Float64frombits(binary.LittleEndian.Uint64(data)))
 		return 8
 	case mysql.MYSQL_TYPE_BIT:
 		nbits := int((c.meta>>8)*8 + c.meta&0xFF)
@@ -392,12 +471,12 @@ func (d *rowsDec) value(out *any, c *colPlan, data []byte) int {
 			for _, x := range data[:n] {
 				v = v<<8 | uint64(x)
 			}
-			*out = int64(v)
+			*out = d.box.int64(int64(v))
 		} else {
 			if n != 1 {
 				return -1
 			}
-			*out = int64(data[0])
+			*out = d.box.int64(int64(data[0]))
 		}
 		return n
 	case mysql.MYSQL_TYPE_TIMESTAMP:
@@ -458,15 +537,15 @@ func (d *rowsDec) value(out *any, c *colPlan, data []byte) int {
 		if y != 0 {
 			y += 1900
 		}
-		*out = y
+		*out = d.box.int(y)
 		return 1
 	case mysql.MYSQL_TYPE_ENUM:
 		switch c.meta & 0xFF {
 		case 1:
-			*out = int64(data[0])
+			*out = d.box.int64(int64(data[0]))
 			return 1
 		case 2:
-			*out = int64(binary.LittleEndian.Uint16(data))
+			*out = d.box.int64(int64(binary.LittleEndian.Uint16(data)))
 			return 2
 		}
 		return -1
@@ -479,7 +558,7 @@ func (d *rowsDec) value(out *any, c *colPlan, data []byte) int {
 		for k := n - 1; k >= 0; k-- {
 			v = v<<8 | uint64(data[k])
 		}
-		*out = int64(v)
+		*out = d.box.int64(int64(v))
 		return n
 	case mysql.MYSQL_TYPE_BLOB, mysql.MYSQL_TYPE_GEOMETRY, mysql.MYSQL_TYPE_VECTOR:
 		var l, h int
@@ -495,26 +574,26 @@ func (d *rowsDec) value(out *any, c *colPlan, data []byte) int {
 		default:
 			return -1
 		}
-		*out = data[h : h+l : h+l]
+		*out = d.box.bytes(data[h : h+l : h+l])
 		return h + l
 	case mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING:
-		return stringValue(out, int(c.meta), data)
+		return d.stringValue(out, int(c.meta), data)
 	case mysql.MYSQL_TYPE_STRING:
-		return stringValue(out, c.length, data)
+		return d.stringValue(out, c.length, data)
 	}
 	return -1
 }
 
 // stringValue: a length-prefixed string, one length byte when the column
 // holds fewer than 256 bytes, two otherwise.
-func stringValue(out *any, maxLen int, data []byte) int {
+func (d *rowsDec) stringValue(out *any, maxLen int, data []byte) int {
 	if maxLen < 256 {
 		l := int(data[0])
-		*out = str(data[1 : 1+l])
+		*out = d.box.string(str(data[1 : 1+l]))
 		return 1 + l
 	}
 	l := int(binary.LittleEndian.Uint16(data))
-	*out = str(data[2 : 2+l])
+	*out = d.box.string(str(data[2 : 2+l]))
 	return 2 + l
 }
 
@@ -541,7 +620,7 @@ func fracBytes(fsp int) int { return (fsp + 1) / 2 }
 
 // datetime appends "YYYY-MM-DD hh:mm:ss" and, when fsp > 0, the six
 // digits of frac cut to fsp (go-mysql's formatDatetime).
-func (d *rowsDec) datetime(y, mo, dd, h, mi, s uint64, frac uint64, fsp int) string {
+func (d *rowsDec) datetime(y, mo, dd, h, mi, s uint64, frac uint64, fsp int) any {
 	d.reserveText(40)
 	from := len(d.text)
 	d.text = appendPadded(d.text, y, 4)
@@ -570,7 +649,7 @@ func (d *rowsDec) appendFrac(frac uint64, fsp int) {
 	d.text = d.text[:len(d.text)-(6-fsp)]
 }
 
-func (d *rowsDec) zeroDatetime(frac uint64, fsp int) string {
+func (d *rowsDec) zeroDatetime(frac uint64, fsp int) any {
 	if fsp == 0 {
 		return "0000-00-00 00:00:00"
 	}
@@ -643,7 +722,7 @@ func (d *rowsDec) timestamp2(out *any, fsp int, data []byte) int {
 
 // timestamp formats a TIMESTAMP in the configured zone as go-mysql does
 // with time.Time.Format (fractional digits truncated).
-func (d *rowsDec) timestamp(sec, usec int64, fsp int) string {
+func (d *rowsDec) timestamp(sec, usec int64, fsp int) any {
 	t := time.Unix(sec, usec*1000)
 	if d.loc != nil {
 		t = t.In(d.loc)
