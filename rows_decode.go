@@ -396,7 +396,9 @@ func str(b []byte) string {
 
 // textString returns the text appended to d.text since from, sharing the
 // buffer: bytes once written there are never written again.
-func (d *rowsDec) textString(from int) any { return d.box.string(str(d.text[from:len(d.text):len(d.text)])) }
+func (d *rowsDec) textString(from int) any {
+	return d.box.string(str(d.text[from:len(d.text):len(d.text)]))
+}
 
 func (d *rowsDec) reserveText(n int) {
 	if cap(d.text)-len(d.text) < n {
