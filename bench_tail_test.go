@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/binlogstream/binlogstream"
 	"github.com/binlogstream/binlogstream/testhelpers/mariadb"
 )
 
@@ -37,7 +40,9 @@ var tailMixes = []struct {
 
 // BenchmarkRealTailMixes: binlog-tail against `mariadb-binlog -v
 // --base64-output=decode-rows`, both reading a real MariaDB server and
-// writing a file, in turns, on each of tailMixes. With
+// writing a file, in turns, on each of tailMixes; and the dump alone (a
+// go-mysql syncer reading every event, rows not decoded), the floor of
+// any client of the server. With
 // BINLOGSTREAM_TAIL_PROFILE=DIR binlog-tail writes a CPU profile per table
 // into DIR.
 func BenchmarkRealTailMixes(b *testing.B) {
@@ -61,7 +66,10 @@ func BenchmarkRealTailMixes(b *testing.B) {
 			dir := b.TempDir()
 			out, toolOut := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "out.sql")
 			cpu := func(cmd *exec.Cmd) time.Duration { return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime() }
-			var tail, tool, tailCPU, toolCPU time.Duration
+			cfg := binlogstream.SyncerConfig{DSN: binlogstream.DSN{User: s.ReplUser(), Password: s.ReplPassword(), Host: s.Host(), Port: uint16(s.Port())},
+				ServerID: 504, Flavor: mysql.MariaDBFlavor, HeartbeatPeriod: time.Second}
+			start, target := binlogstream.Position{File: files[0], Offset: 4}, realTarget(b, s)
+			var tail, tool, dump, tailCPU, toolCPU time.Duration
 			for b.Loop() {
 				os.Remove(out)
 				args := []string{"--dsn", s.DSN(s.ReplUser()), "--out", out, "--start", "oldest", "--stop-at-current", "--quiet", "--server-id", "502"}
@@ -89,11 +97,15 @@ func BenchmarkRealTailMixes(b *testing.B) {
 				if err := f.Close(); err != nil {
 					b.Fatal(err)
 				}
+				t2 := time.Now()
+				realSyncerLoopDecoding(b, cfg, start, target, headerOnly)
+				dump += time.Since(t2)
 			}
 			n := float64(b.N)
 			b.ReportMetric(tail.Seconds()/n, "binlog-tail-s")
 			b.ReportMetric(tool.Seconds()/n, "mariadb-binlog-s")
 			b.ReportMetric(tail.Seconds()/tool.Seconds(), "binlog-tail/mariadb-binlog")
+			b.ReportMetric(dump.Seconds()/n, "dump-only-s")
 			b.ReportMetric(tailCPU.Seconds()/n, "binlog-tail-cpu-s")
 			b.ReportMetric(toolCPU.Seconds()/n, "mariadb-binlog-cpu-s")
 			b.ReportMetric(float64(rows)*n/tail.Seconds(), "binlog-tail-rows/s")

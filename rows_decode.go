@@ -602,11 +602,15 @@ func (d *rowsDec) stringValue(out *any, maxLen int, data []byte) int {
 // appendPadded appends v in decimal with at least width digits (fmt's
 // %0Nd for a non-negative value).
 func appendPadded(b []byte, v uint64, width int) []byte {
-	if v < 10 && width == 2 {
-		return append(b, '0', byte('0'+v))
-	}
-	if v < 100 && width == 2 {
-		return append(b, byte('0'+v/10), byte('0'+v%10))
+	switch {
+	case width == 2 && v < 100:
+		return append(b, digitPairs[2*v], digitPairs[2*v+1])
+	case width == 4 && v < 10000:
+		hi, lo := v/100, v%100
+		return append(b, digitPairs[2*hi], digitPairs[2*hi+1], digitPairs[2*lo], digitPairs[2*lo+1])
+	case width == 6 && v < 1000000:
+		a, m, z := v/10000, v/100%100, v%100
+		return append(b, digitPairs[2*a], digitPairs[2*a+1], digitPairs[2*m], digitPairs[2*m+1], digitPairs[2*z], digitPairs[2*z+1])
 	}
 	var tmp [20]byte
 	s := strconv.AppendUint(tmp[:0], v, 10)
@@ -615,6 +619,11 @@ func appendPadded(b []byte, v uint64, width int) []byte {
 	}
 	return append(b, s...)
 }
+
+// digitPairs holds "00" to "99".
+const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
+	"8081828384858687888990919293949596979899"
 
 // fracBytes is the size of the fractional seconds of a TIMESTAMP2,
 // DATETIME2 or TIME2.
@@ -625,6 +634,28 @@ func fracBytes(fsp int) int { return (fsp + 1) / 2 }
 func (d *rowsDec) datetime(y, mo, dd, h, mi, s uint64, frac uint64, fsp int) any {
 	d.reserveText(40)
 	from := len(d.text)
+	if y < 10000 && mo < 100 && dd < 100 && h < 100 && mi < 100 && s < 100 && frac < 1000000 {
+		// The common case in one piece: "YYYY-MM-DD hh:mm:ss.ffffff".
+		var t [26]byte
+		put2 := func(at int, v uint64) { t[at], t[at+1] = digitPairs[2*v], digitPairs[2*v+1] }
+		put2(0, y/100)
+		put2(2, y%100)
+		t[4], t[7], t[10], t[13], t[16], t[19] = '-', '-', ' ', ':', ':', '.'
+		put2(5, mo)
+		put2(8, dd)
+		put2(11, h)
+		put2(14, mi)
+		put2(17, s)
+		put2(20, frac/10000)
+		put2(22, frac/100%100)
+		put2(24, frac%100)
+		n := 19
+		if fsp > 0 {
+			n = 20 + fsp
+		}
+		d.text = append(d.text, t[:n]...)
+		return d.textString(from)
+	}
 	d.text = appendPadded(d.text, y, 4)
 	d.text = append(d.text, '-')
 	d.text = appendPadded(d.text, mo, 2)

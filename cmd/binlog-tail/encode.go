@@ -35,7 +35,7 @@ func isTxnMarker(q []byte) bool {
 func appendRowLine(b []byte, kind string, re *replication.RowsEvent, tbl *binlogstream.Table, before, after []any,
 	skipBefore, skipAfter []int, ev *binlogstream.Event, resume binlogstream.ResumePosition) []byte {
 	b = appendRowHead(b, kind, re, tbl)
-	b = appendRowImages(b, tbl, before, after, skipBefore, skipAfter)
+	b = appendRowImages(b, tbl, nil, before, after, skipBefore, skipAfter)
 	b = appendTailHead(b, ev)
 	return appendToken(b, resume)
 }
@@ -55,14 +55,36 @@ func appendRowHead(b []byte, kind string, re *replication.RowsEvent, tbl *binlog
 	return append(b, `,"row":`...)
 }
 
-// appendRowImages: the row, then `,"before":...` for an update.
-func appendRowImages(b []byte, tbl *binlogstream.Table, before, after []any, skipBefore, skipAfter []int) []byte {
-	b = appendRow(b, tbl, after, skipAfter)
+// appendRowImages: the row, then `,"before":...` for an update. keys, when
+// not nil, are the table's columnKeys.
+func appendRowImages(b []byte, tbl *binlogstream.Table, keys [][]byte, before, after []any, skipBefore, skipAfter []int) []byte {
+	b = appendRow(b, tbl, keys, after, skipAfter)
 	if before != nil {
 		b = append(b, `,"before":`...)
-		b = appendRow(b, tbl, before, skipBefore)
+		b = appendRow(b, tbl, keys, before, skipBefore)
 	}
 	return b
+}
+
+// columnKeys renders `"name":` for each column of tbl once, for every row
+// of its events.
+func columnKeys(tbl *binlogstream.Table) [][]byte {
+	if !tbl.Known() {
+		return nil
+	}
+	var all []byte
+	ends := make([]int, len(tbl.Columns))
+	for i, c := range tbl.Columns {
+		all = append(appendString(all, c.Name), ':')
+		ends[i] = len(all)
+	}
+	keys := make([][]byte, len(tbl.Columns))
+	from := 0
+	for i, end := range ends {
+		keys[i] = all[from:end:end]
+		from = end
+	}
+	return keys
 }
 
 // appendTableLine appends the line of a Table_map: the table the rows after
@@ -158,7 +180,7 @@ func appendToken(b []byte, resume binlogstream.ResumePosition) []byte {
 // appendRow writes a row image: an object keyed by column name, in the
 // table's column order and without the columns the image left out, when
 // the table is known; else an array of every value.
-func appendRow(b []byte, tbl *binlogstream.Table, row []any, skipped []int) []byte {
+func appendRow(b []byte, tbl *binlogstream.Table, keys [][]byte, row []any, skipped []int) []byte {
 	if !tbl.Known() || len(tbl.Columns) != len(row) {
 		b = append(b, '[')
 		for i, v := range row {
@@ -179,8 +201,11 @@ func appendRow(b []byte, tbl *binlogstream.Table, row []any, skipped []int) []by
 			b = append(b, ',')
 		}
 		first = false
-		b = appendString(b, tbl.Columns[i].Name)
-		b = append(b, ':')
+		if keys != nil {
+			b = append(b, keys[i]...)
+		} else {
+			b = append(appendString(b, tbl.Columns[i].Name), ':')
+		}
 		b = appendColumn(b, tbl, i, v)
 	}
 	return append(b, '}')

@@ -108,6 +108,9 @@ type job struct {
 	partial map[int][]any // a partial JSON update's after images (values), by row image index
 	head    []byte        // scratch for the rows event's per-line prefix and tail
 	tail    []byte
+	// The last table this job formatted rows of, and its columnKeys.
+	keysOf *binlogstream.Table
+	keys   [][]byte
 }
 
 const (
@@ -500,6 +503,9 @@ func (j *job) format() {
 		}
 		// The parts every line of the event shares.
 		j.head = appendRowHead(j.head[:0], kind, e, ev.Table)
+		if ev.Table != j.keysOf {
+			j.keysOf, j.keys = ev.Table, columnKeys(ev.Table)
+		}
 		j.tail = appendTailHead(j.tail[:0], ev)
 		n := len(e.Rows) / per
 		if j.crashAt >= 0 {
@@ -531,7 +537,7 @@ func (j *job) format() {
 				j.cut = len(b)
 			}
 			b = append(b, j.head...)
-			b = appendRowImages(b, ev.Table, before, after, skipBefore, skipAfter)
+			b = appendRowImages(b, ev.Table, j.keys, before, after, skipBefore, skipAfter)
 			b = append(b, j.tail...)
 			b = appendToken(b, ev.ResumeAfterRows(i+1))
 		}
