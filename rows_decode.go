@@ -849,6 +849,21 @@ func (d *rowsDec) timeText(out *any, tmp int64, fsp, n int) int {
 	return n
 }
 
+// decimalPart reads n bytes of a binary DECIMAL at at, big-endian, with
+// the sign bit of the first byte flipped back and mask applied (negative
+// values are stored inverted).
+func decimalPart(b []byte, at, n int, mask uint32) uint32 {
+	var v uint32
+	for k := at; k < at+n; k++ {
+		x := uint32(b[k])
+		if k == 0 {
+			x ^= 0x80
+		}
+		v = v<<8 | (x^mask)&0xFF
+	}
+	return v
+}
+
 // decimal is go-mysql's decodeDecimal (UseDecimal off): the value's exact
 // text.
 func (d *rowsDec) decimal(out *any, precision, scale int, data []byte) int {
@@ -873,20 +888,7 @@ func (d *rowsDec) decimal(out *any, precision, scale int, data []byte) int {
 		mask = math.MaxUint32
 		d.text = append(d.text, '-')
 	}
-	first := func(k int) uint32 { // byte k with the sign bit flipped back
-		x := b[k]
-		if k == 0 {
-			x ^= 0x80
-		}
-		return uint32(x)
-	}
-	part := func(at, n int) uint32 {
-		var v uint32
-		for k := range n {
-			v = v<<8 | (first(at+k)^mask)&0xFF
-		}
-		return v
-	}
+	part := func(at, n int) uint32 { return decimalPart(b, at, n, mask) }
 	pos := compressed[compIntegral]
 	leading := true
 	if v := part(0, pos); v != 0 {

@@ -108,9 +108,9 @@ type job struct {
 	partial map[int][]any // a partial JSON update's after images (values), by row image index
 	head    []byte        // scratch for the rows event's per-line prefix and tail
 	tail    []byte
-	// The last table this job formatted rows of, and its columnKeys.
-	keysOf *binlogstream.Table
-	keys   [][]byte
+	// The last table this job formatted rows of, and its tableFormat.
+	tfOf *binlogstream.Table
+	tf   *tableFormat
 }
 
 const (
@@ -503,8 +503,8 @@ func (j *job) format() {
 		}
 		// The parts every line of the event shares.
 		j.head = appendRowHead(j.head[:0], kind, e, ev.Table)
-		if ev.Table != j.keysOf {
-			j.keysOf, j.keys = ev.Table, columnKeys(ev.Table)
+		if ev.Table != j.tfOf {
+			j.tfOf, j.tf = ev.Table, newTableFormat(ev.Table)
 		}
 		j.tail = appendTailHead(j.tail[:0], ev)
 		n := len(e.Rows) / per
@@ -537,7 +537,7 @@ func (j *job) format() {
 				j.cut = len(b)
 			}
 			b = append(b, j.head...)
-			b = appendRowImages(b, ev.Table, j.keys, before, after, skipBefore, skipAfter)
+			b = appendRowImages(b, ev.Table, j.tf, before, after, skipBefore, skipAfter)
 			b = append(b, j.tail...)
 			b = appendToken(b, ev.ResumeAfterRows(i+1))
 		}
