@@ -314,11 +314,12 @@ func boxAt[T any](typed any, p *T) any {
 	return x
 }
 
-// slot appends v to *slab (a new slab of 256 when full) and returns its
-// address.
+// slot appends v to *slab and returns its address. A full slab is
+// replaced by one twice its size, from 16 to 256 values: small events keep
+// small slabs (a thousand events may be in flight).
 func slot[T any](slab *[]T, v T) *T {
 	if len(*slab) == cap(*slab) {
-		*slab = make([]T, 0, 256)
+		*slab = make([]T, 0, min(max(2*cap(*slab), 16), 256))
 	}
 	*slab = append(*slab, v)
 	return &(*slab)[len(*slab)-1]
@@ -402,7 +403,7 @@ func (d *rowsDec) textString(from int) any {
 
 func (d *rowsDec) reserveText(n int) {
 	if cap(d.text)-len(d.text) < n {
-		d.text = make([]byte, 0, max(4096, 2*n))
+		d.text = make([]byte, 0, max(min(2*cap(d.text), 4096), 256, 2*n))
 	}
 }
 
