@@ -145,7 +145,7 @@ func (t *Table) Value(i int, raw any) any {
 		}
 		return asBytes(raw)
 	case "char", "varchar", "tinytext", "text", "mediumtext", "longtext":
-		if _, ok := raw.(string); ok && isUTF8Charset(c.Charset) {
+		if s, ok := raw.(string); ok && (isUTF8Charset(c.Charset) || asciiCompatible(c.Charset) && isASCII(s)) {
 			return raw
 		}
 		return decodeText(raw, c.Charset)
@@ -368,6 +368,26 @@ func isUTF8Charset(cs string) bool {
 		return true
 	}
 	return false
+}
+
+// asciiCompatible: the single-byte charsets whose bytes below 0x80 are
+// ASCII, so that pure ASCII text is the same string in UTF-8.
+func asciiCompatible(cs string) bool {
+	switch cs {
+	case "latin1", "latin2", "latin5", "latin7", "greek", "hebrew", "cp1250", "cp1251", "cp1256", "cp1257",
+		"cp850", "cp852", "cp866", "koi8r", "koi8u", "macroman":
+		return true
+	}
+	return false
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // decodeLatin1 decodes the server's latin1, which is cp1252 with the five
