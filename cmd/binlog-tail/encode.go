@@ -85,6 +85,11 @@ const (
 	encUTF8
 	// encAsIs: DECIMAL, FLOAT, DOUBLE: go-mysql's value is the server's.
 	encAsIs
+	// encBytes: VARBINARY and BLOB, bytes whichever Go type holds them.
+	encBytes
+	// encLatin1: text in latin1 (MariaDB's default charset), the same
+	// bytes in UTF-8 when they are ASCII.
+	encLatin1
 )
 
 // newTableFormat is tbl's tableFormat; nil when its columns are unknown.
@@ -105,6 +110,11 @@ func newTableFormat(tbl *binlogstream.Table) *tableFormat {
 			tf.enc[i] = encUTF8
 		case c.DataType == "decimal" || c.DataType == "float" || c.DataType == "double":
 			tf.enc[i] = encAsIs
+		case c.DataType == "varbinary" || c.DataType == "tinyblob" || c.DataType == "blob" ||
+			c.DataType == "mediumblob" || c.DataType == "longblob":
+			tf.enc[i] = encBytes
+		case isTextType(c.DataType) && c.Charset == "latin1":
+			tf.enc[i] = encLatin1
 		}
 	}
 	from := 0
@@ -130,9 +140,23 @@ func (tf *tableFormat) appendColumn(b []byte, tbl *binlogstream.Table, i int, v 
 		case int8:
 			return strconv.AppendInt(b, int64(n), 10)
 		}
-	case encUTF8:
-		if s, ok := v.(string); ok {
-			return appendString(b, s)
+	case encUTF8, encBytes:
+		switch x := v.(type) {
+		case string:
+			return appendString(b, x)
+		case []byte:
+			return appendBytes(b, x)
+		}
+	case encLatin1:
+		switch x := v.(type) {
+		case string:
+			if isASCII(x) {
+				return appendString(b, x)
+			}
+		case []byte:
+			if isASCII(x) {
+				return appendBytes(b, x)
+			}
 		}
 	case encAsIs:
 		switch x := v.(type) {
@@ -274,6 +298,15 @@ func appendRow(b []byte, tbl *binlogstream.Table, tf *tableFormat, row []any, sk
 		}
 	}
 	return append(b, '}')
+}
+
+func isASCII[T string | []byte](s T) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // appendColumn writes column i's value as the server means it
