@@ -209,15 +209,10 @@ func appendFuzzImage(data []byte, in *byteSource, types, meta []byte, bm []byte)
 		nulls[k] &= in.next() // fewer NULLs
 	}
 	data = append(data, nulls...)
-	mi, pi := 0, 0
+	metas := columnMetas(types, meta)
+	pi := 0
 	for i, code := range types {
-		var m []byte
-		for _, t := range fuzzColumnTypes {
-			if t.code == code {
-				m = meta[mi : mi+t.metaLen]
-				mi += t.metaLen
-			}
-		}
+		m := metas[i]
 		if bm[i/8]&(1<<(i%8)) == 0 {
 			continue
 		}
@@ -229,6 +224,21 @@ func appendFuzzImage(data []byte, in *byteSource, types, meta []byte, bm []byte)
 		data = appendFuzzValue(data, in, code, m)
 	}
 	return data
+}
+
+// columnMetas splits a Table_map's metadata into each column's bytes.
+func columnMetas(types, meta []byte) [][]byte {
+	out := make([][]byte, len(types))
+	at := 0
+	for i, code := range types {
+		for _, t := range fuzzColumnTypes {
+			if t.code == code {
+				out[i] = meta[at : at+t.metaLen]
+				at += t.metaLen
+			}
+		}
+	}
+	return out
 }
 
 func appendFuzzValue(data []byte, in *byteSource, code byte, m []byte) []byte {
@@ -580,15 +590,9 @@ func BenchmarkRowsDecode(b *testing.B) {
 // could write (DECIMAL groups below 10^9, DATETIME2 in this millennium).
 func appendBenchImage(data []byte, in *byteSource, types, meta []byte, bm []byte) []byte {
 	data = append(data, make([]byte, (len(types)+7)/8)...) // no NULLs
-	mi := 0
-	for _, code := range types {
-		var m []byte
-		for _, t := range fuzzColumnTypes {
-			if t.code == code {
-				m = meta[mi : mi+t.metaLen]
-				mi += t.metaLen
-			}
-		}
+	metas := columnMetas(types, meta)
+	for i, code := range types {
+		m := metas[i]
 		start := len(data)
 		data = appendFuzzValue(data, in, code, m)
 		switch code {

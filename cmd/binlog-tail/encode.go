@@ -130,15 +130,9 @@ func newTableFormat(tbl *binlogstream.Table) *tableFormat {
 func (tf *tableFormat) appendColumn(b []byte, tbl *binlogstream.Table, i int, v any) []byte {
 	switch tf.enc[i] {
 	case encSigned:
-		switch n := v.(type) {
-		case int64:
-			return strconv.AppendInt(b, n, 10)
-		case int32:
-			return strconv.AppendInt(b, int64(n), 10)
-		case int16:
-			return strconv.AppendInt(b, int64(n), 10)
-		case int8:
-			return strconv.AppendInt(b, int64(n), 10)
+		switch v.(type) {
+		case int64, int32, int16, int8:
+			return appendValue(b, v)
 		}
 	case encUTF8, encBytes:
 		switch x := v.(type) {
