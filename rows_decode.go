@@ -98,8 +98,8 @@ type colPlan struct {
 	unsigned bool
 }
 
-// tablePlan is the column plans of one Table_map; nil when the fast
-// decoder does not handle one of its columns.
+// tablePlan is the column plans of one Table_map; cols is nil when the
+// fast decoder does not handle one of its columns (go-mysql decodes).
 type tablePlan struct {
 	tm   *replication.TableMapEvent
 	cols []colPlan
@@ -109,9 +109,8 @@ type tablePlan struct {
 // TableMapEvent per Table_map, and most repeat the same table. It is used
 // on go-mysql's parsing goroutine only.
 type planCache struct {
-	last  *tablePlan
-	byID  map[uint64]*tablePlan
-	fails map[*replication.TableMapEvent]bool
+	last *tablePlan
+	byID map[uint64]*tablePlan
 }
 
 // plan returns the plan of re's table, or nil when go-mysql must decode.
@@ -120,23 +119,23 @@ func (c *planCache) plan(re *replication.RowsEvent) *tablePlan {
 	if tm == nil {
 		return nil
 	}
-	if c.last != nil && c.last.tm == tm {
-		return c.last
+	p := c.last
+	switch {
+	case p != nil && p.tm == tm:
+	case c.byID[tm.TableID] != nil && samePlanSource(c.byID[tm.TableID].tm, tm):
+		p = c.byID[tm.TableID]
+		p.tm = tm // the newest Table_map of the same shape: a pointer compare next time
+	default:
+		p = newTablePlan(tm)
+		if c.byID == nil || len(c.byID) >= 4096 {
+			c.byID = map[uint64]*tablePlan{}
+		}
+		c.byID[tm.TableID] = p
 	}
-	if p := c.byID[tm.TableID]; p != nil && samePlanSource(p.tm, tm) {
-		p.tm = tm
-		c.last = p
-		return p
-	}
-	p := newTablePlan(tm)
-	if p == nil {
+	c.last = p
+	if p.cols == nil {
 		return nil
 	}
-	if c.byID == nil || len(c.byID) >= 4096 {
-		c.byID = map[uint64]*tablePlan{}
-	}
-	c.byID[tm.TableID] = p
-	c.last = p
 	return p
 }
 
@@ -146,11 +145,12 @@ func samePlanSource(a, b *replication.TableMapEvent) bool {
 }
 
 func newTablePlan(tm *replication.TableMapEvent) *tablePlan {
+	p := &tablePlan{tm: tm}
 	if len(tm.ColumnType) != int(tm.ColumnCount) || len(tm.ColumnMeta) != int(tm.ColumnCount) {
-		return nil
+		return p
 	}
 	unsigned := tm.UnsignedMap()
-	p := &tablePlan{tm: tm, cols: make([]colPlan, tm.ColumnCount)}
+	cols := make([]colPlan, tm.ColumnCount)
 	for i, tp := range tm.ColumnType {
 		meta := tm.ColumnMeta[i]
 		c := colPlan{tp: tp, meta: meta, unsigned: unsigned[i]}
@@ -170,7 +170,7 @@ func newTablePlan(tm *replication.TableMapEvent) *tablePlan {
 		}
 		switch c.tp {
 		case mysql.MYSQL_TYPE_JSON:
-			return nil // go-mysql's JSON rendering
+			return p // go-mysql's JSON rendering
 		case mysql.MYSQL_TYPE_NULL, mysql.MYSQL_TYPE_LONG, mysql.MYSQL_TYPE_TINY, mysql.MYSQL_TYPE_SHORT,
 			mysql.MYSQL_TYPE_INT24, mysql.MYSQL_TYPE_LONGLONG, mysql.MYSQL_TYPE_NEWDECIMAL, mysql.MYSQL_TYPE_FLOAT,
 			mysql.MYSQL_TYPE_DOUBLE, mysql.MYSQL_TYPE_BIT, mysql.MYSQL_TYPE_TIMESTAMP, mysql.MYSQL_TYPE_TIMESTAMP2,
@@ -179,10 +179,11 @@ func newTablePlan(tm *replication.TableMapEvent) *tablePlan {
 			mysql.MYSQL_TYPE_BLOB, mysql.MYSQL_TYPE_GEOMETRY, mysql.MYSQL_TYPE_VECTOR,
 			mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING, mysql.MYSQL_TYPE_STRING:
 		default:
-			return nil // go-mysql's error for it
+			return p // go-mysql's error for it
 		}
-		p.cols[i] = c
+		cols[i] = c
 	}
+	p.cols = cols
 	return p
 }
 
