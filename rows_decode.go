@@ -33,32 +33,30 @@ import (
 var fastRowsDecode = true
 
 // rowsEventFields locates the go-mysql parser settings a RowsEvent carries
-// in unexported fields. Any not found (another go-mysql version): the fast
-// decoder is off and go-mysql decodes everything.
+// in unexported fields: their offsets, found once by reflection and read
+// per event without it. Any not found with the expected type (another
+// go-mysql version): the fast decoder is off and go-mysql decodes
+// everything.
 var rowsEventFields = func() (f struct {
 	ok                                                                  bool
-	eventType, needBitmap2, compressed, parseTime, useDecimal, location int
+	eventType, needBitmap2, compressed, parseTime, useDecimal, location uintptr
 }) {
 	t := reflect.TypeOf(replication.RowsEvent{})
-	idx := func(name string, kind reflect.Kind) int {
+	f.ok = true
+	at := func(name string, typ reflect.Type) uintptr {
 		sf, found := t.FieldByName(name)
-		if !found || sf.Type.Kind() != kind || len(sf.Index) != 1 {
-			return -1
-		}
-		return sf.Index[0]
-	}
-	f.eventType = idx("eventType", reflect.Uint8)
-	f.needBitmap2 = idx("needBitmap2", reflect.Bool)
-	f.compressed = idx("compressed", reflect.Bool)
-	f.parseTime = idx("parseTime", reflect.Bool)
-	f.useDecimal = idx("useDecimal", reflect.Bool)
-	f.location = idx("timestampStringLocation", reflect.Pointer)
-	f.ok = f.eventType >= 0 && f.needBitmap2 >= 0 && f.compressed >= 0 && f.parseTime >= 0 && f.useDecimal >= 0 && f.location >= 0
-	if f.ok {
-		if lt, _ := t.FieldByName("timestampStringLocation"); lt.Type != reflect.TypeOf((*time.Location)(nil)) {
+		if !found || sf.Type != typ || len(sf.Index) != 1 {
 			f.ok = false
 		}
+		return sf.Offset
 	}
+	boolType := reflect.TypeOf(false)
+	f.eventType = at("eventType", reflect.TypeOf(replication.EventType(0)))
+	f.needBitmap2 = at("needBitmap2", boolType)
+	f.compressed = at("compressed", boolType)
+	f.parseTime = at("parseTime", boolType)
+	f.useDecimal = at("useDecimal", boolType)
+	f.location = at("timestampStringLocation", reflect.TypeOf((*time.Location)(nil)))
 	return f
 }()
 
@@ -75,16 +73,16 @@ func fastSettings(re *replication.RowsEvent) (s rowsSettings, ok bool) {
 	if !f.ok {
 		return s, false
 	}
-	v := reflect.ValueOf(re).Elem()
-	if v.Field(f.parseTime).Bool() || v.Field(f.useDecimal).Bool() {
+	base := unsafe.Pointer(re)
+	flag := func(off uintptr) bool { return *(*bool)(unsafe.Add(base, off)) }
+	if flag(f.parseTime) || flag(f.useDecimal) {
 		return s, false // time.Time and decimal.Decimal values: go-mysql's
 	}
-	if replication.EventType(v.Field(f.eventType).Uint()) == replication.PARTIAL_UPDATE_ROWS_EVENT {
+	if *(*replication.EventType)(unsafe.Add(base, f.eventType)) == replication.PARTIAL_UPDATE_ROWS_EVENT {
 		return s, false
 	}
-	s.pairs = v.Field(f.needBitmap2).Bool()
-	s.compressed = v.Field(f.compressed).Bool()
-	s.loc = (*time.Location)(v.Field(f.location).UnsafePointer())
+	s.pairs, s.compressed = flag(f.needBitmap2), flag(f.compressed)
+	s.loc = *(**time.Location)(unsafe.Add(base, f.location))
 	return s, true
 }
 
