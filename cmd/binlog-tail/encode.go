@@ -231,6 +231,14 @@ func appendQueryLine(b []byte, q *replication.QueryEvent, ev *binlogstream.Event
 	return appendToken(b, ev.Resume)
 }
 
+// appendProgressLine: the position moved past events that write no line
+// (rows of tables --tables leaves out).
+func appendProgressLine(b []byte, ev *binlogstream.Event) []byte {
+	b = append(b, `{"type":"progress"`...)
+	b = appendTailHead(b, ev)
+	return appendToken(b, ev.Resume)
+}
+
 // appendTailHead writes the fields every line of ev ends with, up to the
 // value of "resume", which is always the last key (outfile.go reads it
 // back).
