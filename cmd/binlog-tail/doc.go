@@ -53,9 +53,10 @@
 //     (app.orders,app.audit_*,*.events; binlogstream.ParseTablePatterns).
 //     The other tables' rows are not even decoded
 //     (SyncerConfig.DecodeTable). While the stream moves past them, a
-//     progress line carries the position about once a second, so that a
-//     restart after a long stretch of other tables' traffic does not read
-//     it again. The schema snapshot covers the patterns' databases when
+//     progress line carries the position about once a second, and once
+//     more where a run stops cleanly (--stop-at-current, SIGTERM), so that
+//     a restart after a long stretch of other tables' traffic does not
+//     read it again. The schema snapshot covers the patterns' databases when
 //     they name fixed ones. Resume a file with the same --tables: a line
 //     written under other patterns would not be rewritten (in GTID mode a
 //     token taken inside a transaction counts the rows written, and is

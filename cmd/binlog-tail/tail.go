@@ -104,6 +104,7 @@ type tailer struct {
 	// With --tables: when the last line was queued, and how old it may get
 	// before an event that writes no line writes a progress line.
 	lastLine      time.Time
+	lastResume    binlogstream.ResumePosition
 	progressEvery time.Duration
 }
 
@@ -296,7 +297,7 @@ func tail(ctx context.Context, path string, cfg tailConfig) (res tailResult, err
 		if dbs, ok := cfg.Tables.Schemas(); ok {
 			schema.Databases = dbs // only their tables need a definition
 		}
-		t.progressEvery, t.lastLine = progress, time.Now()
+		t.progressEvery, t.lastLine, t.lastResume = progress, time.Now(), from
 	}
 	s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{
 		Source:               cfg.Source,
@@ -325,6 +326,9 @@ func tail(ctx context.Context, path string, cfg tailConfig) (res tailResult, err
 
 	bg := t.background(runCtx, s)
 	err = s.Run(runCtx)
+	if t.cfg.Tables != nil && t.failed() == nil && (err == nil || t.reached || ctx.Err() != nil && errors.Is(err, ctx.Err())) {
+		t.checkpointAtStop(s.ResumePosition())
+	}
 	t.stopPipeline()
 	t.order = nil
 	stop()
@@ -484,9 +488,20 @@ func (t *tailer) queue(ev binlogstream.Event, crashAt int, partial map[int][]any
 	t.work <- j
 	t.order <- j
 	if t.cfg.Tables != nil {
-		t.lastLine = time.Now()
+		t.lastLine, t.lastResume = time.Now(), ev.Resume
 	}
 	return j
+}
+
+// checkpointAtStop writes a progress line at r, where the stream stopped
+// cleanly, when the file's last line is behind it (--tables: the other
+// tables' traffic after it), so that a rerun does not read that again.
+func (t *tailer) checkpointAtStop(r binlogstream.ResumePosition) {
+	if r == t.lastResume || r.IsZero() {
+		return
+	}
+	be := &replication.BinlogEvent{Header: &replication.EventHeader{EventType: replication.UNKNOWN_EVENT}, Event: &binlogstream.Progress{}}
+	t.queue(binlogstream.Event{BinlogEvent: be, Start: r.Streamed, End: r.Streamed, Resume: r}, -1, nil, true)
 }
 
 // skip passes over an event that writes no line. With --tables, the
