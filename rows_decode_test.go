@@ -6,12 +6,14 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
+	"github.com/stretchr/testify/require"
 
 	"github.com/binlogstream/binlogstream"
 	"github.com/binlogstream/binlogstream/testhelpers"
@@ -612,4 +614,37 @@ func appendBenchImage(data []byte, in *byteSource, types, meta []byte, bm []byte
 		}
 	}
 	return data
+}
+
+// TestRowsDecodeValuesOutliveGC: the values point into per-event slabs
+// and text buffers; they stay intact when nothing but the rows is kept
+// and the collector runs (with churn in between), compared after the fact
+// with go-mysql's.
+func TestRowsDecodeValuesOutliveGC(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	type pair struct{ want, got [][]any }
+	var kept []pair
+	for range 500 {
+		input := make([]byte, 64+r.IntN(400))
+		for k := range input {
+			input[k] = byte(r.Uint32())
+		}
+		want, got, wantErr, gotErr, _ := decodeBoth(t, buildRowsCase(input))
+		if wantErr != nil || gotErr != nil {
+			continue
+		}
+		kept = append(kept, pair{want.Rows, got.Rows})
+	}
+	require.Greater(t, len(kept), 100)
+	for range 3 {
+		junk := make([][]byte, 0, 10000)
+		for k := range 10000 {
+			junk = append(junk, make([]byte, 16+k%200))
+		}
+		runtime.GC()
+		_ = junk
+	}
+	for i, p := range kept {
+		require.True(t, sameRows(p.want, p.got), "event %d changed after GC", i)
+	}
 }
