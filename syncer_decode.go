@@ -28,7 +28,8 @@ type rowsDecoder struct {
 
 type rowsJob struct {
 	re       *replication.RowsEvent
-	plan     *tablePlan
+	fast     bool       // this package's decoder applies to the parser's settings
+	plan     *tablePlan // nil: the table has a column it leaves to go-mysql's
 	settings rowsSettings
 	pos      int
 	data     []byte
@@ -39,7 +40,7 @@ type rowsJob struct {
 // run decodes the job's rows: with this package's decoder when it applies
 // (rows_decode.go), else with go-mysql's.
 func (j *rowsJob) run() error {
-	if j.plan != nil {
+	if j.fast { // decodeRowsFast also refuses the events go-mysql's decoder never finishes
 		if ok, err := decodeRowsFast(j.re, j.plan, j.settings, j.pos, j.data); ok || err != nil {
 			return err
 		}
@@ -74,7 +75,6 @@ func (d *rowsDecoder) work() {
 
 // decode is the RowsEventDecodeFunc, on go-mysql's goroutine.
 func (d *rowsDecoder) decode(re *replication.RowsEvent, data []byte) error {
-	var ok bool
 	pos, err := re.DecodeHeader(data)
 	if err != nil {
 		return err
@@ -89,7 +89,7 @@ func (d *rowsDecoder) decode(re *replication.RowsEvent, data []byte) error {
 	}
 	j := &rowsJob{re: re, pos: pos, data: data}
 	if fastRowsDecode {
-		if j.settings, ok = fastSettings(re); ok {
+		if j.settings, j.fast = fastSettings(re); j.fast {
 			j.plan = d.plans.plan(re)
 		}
 	}
