@@ -90,6 +90,9 @@ const (
 	// encLatin1: text in latin1 (MariaDB's default charset), the same
 	// bytes in UTF-8 when they are ASCII.
 	encLatin1
+	// encDatetime: DATETIME and TIMESTAMP, whose text go-mysql's decoding
+	// gives with the column's fractional digits already (checked by length).
+	encDatetime
 )
 
 // newTableFormat is tbl's tableFormat; nil when its columns are unknown.
@@ -115,6 +118,8 @@ func newTableFormat(tbl *binlogstream.Table) *tableFormat {
 			tf.enc[i] = encBytes
 		case isTextType(c.DataType) && c.Charset == "latin1":
 			tf.enc[i] = encLatin1
+		case c.DataType == "datetime" || c.DataType == "timestamp":
+			tf.enc[i] = encDatetime
 		}
 	}
 	from := 0
@@ -151,6 +156,12 @@ func (tf *tableFormat) appendColumn(b []byte, tbl *binlogstream.Table, i int, v 
 			if isASCII(x) {
 				return appendBytes(b, x)
 			}
+		}
+	case encDatetime:
+		// "YYYY-MM-DD hh:mm:ss" and "." and FSP digits: as Table.Value gives it.
+		fsp := tbl.Columns[i].FSP
+		if x, ok := v.(string); ok && (fsp == 0 && len(x) == 19 || fsp > 0 && len(x) == 20+fsp && x[19] == '.') {
+			return appendString(b, x)
 		}
 	case encAsIs:
 		switch x := v.(type) {
