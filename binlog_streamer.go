@@ -138,6 +138,16 @@ type Config struct {
 
 	// Logger receives the streamer's log lines. Nil means silent.
 	Logger logrus.FieldLogger
+
+	// ProgressInterval, when positive, makes the streamer deliver an Event
+	// whose body is a *Progress, carrying Resume, when the position moved
+	// without a delivery (rows of tables SyncerConfig.DecodeTable leaves
+	// out, replayed events dropped at a resume) or the stream was idle,
+	// and the first such move or heartbeat is at least that long ago. It
+	// comes at such a move or at a heartbeat (SyncerConfig.HeartbeatPeriod),
+	// never between a delivered event and its acknowledgement. 0 delivers
+	// none. See Progress.
+	ProgressInterval time.Duration
 }
 
 func (c *Config) validate() error {
@@ -178,6 +188,9 @@ func (c *Config) validate() error {
 	if c.StopGrace == 0 {
 		c.StopGrace = 30 * time.Second
 	}
+	if c.ProgressInterval < 0 {
+		return configError("negative ProgressInterval")
+	}
 	if c.Logger == nil {
 		c.Logger = discardLogger()
 	}
@@ -215,6 +228,9 @@ type Stats struct {
 	Reconnects uint64
 	// Failovers counts moves to another server.
 	Failovers uint64
+	// Progress counts Progress events delivered (Config.ProgressInterval);
+	// they are not in Delivered.
+	Progress uint64
 	// Lag is now minus the last delivered event's timestamp; 0 after a
 	// heartbeat (the server had nothing more to send).
 	Lag time.Duration
@@ -257,6 +273,10 @@ type BinlogStreamer struct {
 	failovers                             atomic.Uint64
 	hasStop                               atomic.Bool
 
+	// Run's goroutine only: when a Progress event is due.
+	progress     progressClock
+	progressSent atomic.Uint64
+
 	// Run's goroutine only: the schema history's records (loaded and
 	// appended) and the tracker of the current dump.
 	schema    schemaLog
@@ -270,7 +290,8 @@ func NewBinlogStreamer(cfg Config) (*BinlogStreamer, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &BinlogStreamer{cfg: cfg, resume: cfg.Start, src: cfg.Source}, nil
+	return &BinlogStreamer{cfg: cfg, resume: cfg.Start, src: cfg.Source,
+		progress: progressClock{every: cfg.ProgressInterval, now: time.Now}}, nil
 }
 
 // AddListener registers a listener. Listeners run in the order added,
@@ -302,6 +323,7 @@ func (s *BinlogStreamer) Stats() Stats {
 		ReconnectAttempts:     s.reconnectAttempts.Load(),
 		Reconnects:            s.reconnects.Load(),
 		Failovers:             s.failovers.Load(),
+		Progress:              s.progressSent.Load(),
 		Lag:                   lagSince(ts),
 		Position:              pos,
 	}
@@ -566,6 +588,9 @@ func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener, d
 				if s.reachedStop() { // a target set while the stream was idle
 					return nil
 				}
+				if err := s.maybeProgress(ctx, listeners, false); err != nil {
+					return err
+				}
 			}
 			continue
 		case actDrop:
@@ -574,6 +599,9 @@ func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener, d
 			}
 			dropped.Add(1)
 			s.setResume(d.after)
+			if err := s.maybeProgress(ctx, listeners, true); err != nil {
+				return err
+			}
 			continue
 		case actExpand:
 			gt := tr.(*gtidTracker)
@@ -649,7 +677,7 @@ func (s *BinlogStreamer) handle(ctx context.Context, listeners []Listener, be *r
 		}
 		dropped.Add(1)
 		s.setResume(d.after)
-		return nil
+		return s.maybeProgress(ctx, listeners, true)
 	}
 	table, err := s.observeSchema(be, d)
 	if err != nil {
@@ -665,7 +693,7 @@ func (s *BinlogStreamer) handle(ctx context.Context, listeners []Listener, be *r
 			// Its table is filtered out (SyncerConfig.DecodeTable): not
 			// delivered, the position moves past it.
 			s.setResume(d.after)
-			return nil
+			return s.maybeProgress(ctx, listeners, true)
 		}
 	}
 	ev := Event{BinlogEvent: be, Start: d.start, End: d.end, GTID: d.gtid, Resume: d.after, before: d.before, Table: table}
@@ -687,6 +715,7 @@ func (s *BinlogStreamer) handle(ctx context.Context, listeners []Listener, be *r
 		}
 	}
 	// One lock for the three: atomics each would cost more per event.
+	s.progress.delivered(d.after)
 	s.mu.Lock()
 	s.resume = d.after
 	s.delivered++

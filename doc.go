@@ -132,7 +132,11 @@
 // workers, several at once (SyncerConfig.DecodeWorkers, one per core), all
 // within SyncerConfig.EventCacheCount events and EventCacheBytes of binlog;
 // events still reach the listeners in binlog order. SyncerConfig.DecodeTable
-// leaves the rows of unwanted tables undecoded and undelivered. Each listener gets the Event as a value: its
+// leaves the rows of unwanted tables undecoded and undelivered; with
+// Config.ProgressInterval the listeners still hear of the position at
+// least that often while it moves past them (or stays idle): a *Progress
+// event carrying Resume, so a consumer's checkpoint does not fall behind a
+// long stretch of traffic it filtered out. Each listener gets the Event as a value: its
 // own copy to keep as long as it likes, passed without an allocation per
 // event (the go-mysql BinlogEvent it points to is shared and never changed
 // after delivery).

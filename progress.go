@@ -1,0 +1,97 @@
+package binlogstream
+
+import (
+	"context"
+	"io"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/replication"
+)
+
+// Progress is the body (Event.Event) of the event a streamer delivers when
+// Config.ProgressInterval is set and the resume position moved, or the
+// stream stayed idle, without a delivery for that long: its Resume covers
+// what the listeners never saw (rows events of tables SyncerConfig.DecodeTable
+// leaves out, replayed events dropped at a resume) so a consumer can persist
+// it and not read that stretch again after a restart.
+//
+// It is not a binlog event: its Header has EventType UNKNOWN_EVENT and
+// timestamp 0, Start and End are the resume position's Streamed, and a
+// listener that switches on ev.Event's type and ignores what it does not
+// know ignores it. Persisting its Resume is optional, like any event's.
+type Progress struct {
+	// Idle is true when nothing moved since the last delivery: the event
+	// came on a heartbeat, so a consumer can flush what it batched.
+	Idle bool
+}
+
+// Dump writes a line for go-mysql's Dump convention.
+func (p *Progress) Dump(w io.Writer) {
+	if p.Idle {
+		_, _ = io.WriteString(w, "=== Progress (idle) ===\n")
+		return
+	}
+	_, _ = io.WriteString(w, "=== Progress ===\n")
+}
+
+// Decode is never called: a Progress is made by the streamer, not parsed.
+func (p *Progress) Decode([]byte) error { return nil }
+
+// progressClock decides when a Progress is due. It reads the clock only
+// on undelivered moves and heartbeats, never per delivered event.
+type progressClock struct {
+	every   time.Duration
+	now     func() time.Time
+	since   time.Time // first undelivered move or idle heartbeat since the last delivery; zero: none
+	moved   bool      // the position moved without a delivery since then
+	started bool
+	last    ResumePosition // the last Resume the listeners got
+}
+
+// delivered notes a delivery: the listeners have Resume r.
+func (c *progressClock) delivered(r ResumePosition) { c.started, c.moved, c.last = false, false, r }
+
+// observe notes an undelivered move (moved) or a heartbeat and reports
+// whether a Progress is due now.
+func (c *progressClock) observe(moved bool) bool {
+	if c.every <= 0 {
+		return false
+	}
+	now := c.now()
+	if !c.started {
+		c.started, c.since = true, now
+	}
+	c.moved = c.moved || moved
+	return now.Sub(c.since) >= c.every
+}
+
+// maybeProgress delivers a Progress when one is due after an undelivered
+// move (moved) or a heartbeat.
+func (s *BinlogStreamer) maybeProgress(ctx context.Context, listeners []Listener, moved bool) error {
+	if !s.progress.observe(moved) {
+		return nil
+	}
+	idle := !s.progress.moved
+	r := s.ResumePosition()
+	if !idle && r == s.progress.last {
+		// Moves that leave the token as it was (a GTID-mode transaction's
+		// filtered rows count no units) tell the listeners nothing.
+		return nil
+	}
+	be := &replication.BinlogEvent{
+		Header: &replication.EventHeader{EventType: replication.UNKNOWN_EVENT},
+		Event:  &Progress{Idle: idle},
+	}
+	ev := Event{BinlogEvent: be, Start: r.Streamed, End: r.Streamed, Resume: r, before: r}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for _, l := range listeners {
+		if err := l(s.lctx, ev); err != nil {
+			return &ListenerError{Position: r.Streamed, Err: err}
+		}
+	}
+	s.progress.delivered(r)
+	s.progressSent.Add(1)
+	return nil
+}
