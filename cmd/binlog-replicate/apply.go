@@ -1,0 +1,259 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
+
+	"github.com/binlogstream/binlogstream"
+)
+
+// applier is the streaming phase's listener. It applies the row changes
+// of the replicated tables by primary key and commits them with the
+// checkpoint (the last handled event's Resume) in one target transaction
+// per batch: after at least batch row changes, at a source commit; and,
+// rows or not, once the last commit is interval old, so the checkpoint
+// keeps up with traffic the tables filter out.
+type applier struct {
+	tgt      *target
+	tables   map[string]*table
+	snaps    map[string]snapTest
+	batch    int
+	interval time.Duration
+	now      func() time.Time
+
+	open       bool // a target transaction is open
+	rows       int  // row changes in it
+	inSrcTxn   bool // between a source transaction's start and its commit
+	resume     binlogstream.ResumePosition
+	dirty      bool // resume is past the committed checkpoint
+	lastCommit time.Time
+
+	applied, commits uint64
+	checked          map[*binlogstream.Table]bool
+}
+
+// snapTest says whether a change of a table at an event's position is
+// already in the table's snapshot: file mode by position, GTID mode by the
+// snapshot's GTID set.
+type snapTest struct {
+	pos  binlogstream.Position
+	gtid mysql.GTIDSet
+}
+
+func (s snapTest) covers(ev *binlogstream.Event) bool {
+	if s.gtid != nil && ev.GTID != "" {
+		return s.gtid.Contain(mustGTID(s.gtid, ev.GTID))
+	}
+	return ev.End.Compare(s.pos) <= 0
+}
+
+func mustGTID(like mysql.GTIDSet, gtid string) mysql.GTIDSet {
+	flavor := mysql.MySQLFlavor
+	if _, ok := like.(*mysql.MariadbGTIDSet); ok {
+		flavor = mysql.MariaDBFlavor
+	}
+	g, err := mysql.ParseGTIDSet(flavor, gtid)
+	if err != nil {
+		return like // unparsable: never reached, the tracker parsed it first
+	}
+	return g
+}
+
+func newSnapTests(snaps map[string]snapState, flavor string, gtidMode bool) (map[string]snapTest, error) {
+	out := map[string]snapTest{}
+	for name, s := range snaps {
+		st := snapTest{pos: s.pos}
+		if gtidMode {
+			set, err := mysql.ParseGTIDSet(flavor, s.gtid)
+			if err != nil {
+				return nil, fmt.Errorf("snapshot state of %s: GTID set %q: %w", name, s.gtid, err)
+			}
+			st.gtid = set
+		}
+		out[name] = st
+	}
+	return out, nil
+}
+
+func (a *applier) listen(_ context.Context, ev binlogstream.Event) error {
+	switch e := ev.Event.(type) {
+	case *replication.RowsEvent:
+		name := string(e.Table.Schema) + "." + string(e.Table.Table)
+		if t := a.tables[name]; t != nil && !a.snaps[name].covers(&ev) {
+			if err := a.apply(&ev, e, t); err != nil {
+				return err
+			}
+		}
+	case *replication.QueryEvent:
+		q := string(e.Query)
+		switch {
+		case strings.EqualFold(q, "BEGIN"):
+			a.inSrcTxn = true
+		default:
+			a.inSrcTxn = false // COMMIT, or a statement outside a transaction
+			if t, ok := ddlTable(string(e.Schema), q, a.tables); ok {
+				return fmt.Errorf("DDL on replicated table %s at %s (gtid %q): %q: binlog-replicate does not apply DDL; "+
+					"apply it to the target yourself and restart from a new snapshot", t, ev.Start, ev.GTID, truncate(q, 200))
+			}
+		}
+	case *replication.MariadbGTIDEvent:
+		a.inSrcTxn = !e.IsStandalone()
+	case *replication.GTIDEvent:
+		a.inSrcTxn = true
+	case *replication.XIDEvent:
+		a.inSrcTxn = false
+	case *binlogstream.Progress:
+		a.resume, a.dirty = ev.Resume, true
+		// Nothing of ours pending: the checkpoint may move even inside a
+		// source transaction (a long one that touches other tables).
+		if a.rows == 0 || !a.inSrcTxn {
+			return a.commitIfDue(e.Idle)
+		}
+		return nil
+	}
+	a.resume, a.dirty = ev.Resume, true
+	if a.inSrcTxn {
+		return nil
+	}
+	return a.commitIfDue(false)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+func (a *applier) commitIfDue(flush bool) error {
+	if !a.dirty {
+		return nil
+	}
+	if a.rows >= a.batch || flush || a.now().Sub(a.lastCommit) >= a.interval {
+		return a.commit()
+	}
+	return nil
+}
+
+// commit writes the checkpoint into the open transaction (opening one for
+// a checkpoint alone) and commits it.
+func (a *applier) commit() error {
+	if !a.dirty {
+		return nil
+	}
+	if err := a.begin(); err != nil {
+		return err
+	}
+	if err := a.tgt.saveToken(a.resume.String()); err != nil {
+		return err
+	}
+	if _, err := a.tgt.conn.Execute("COMMIT"); err != nil {
+		return fmt.Errorf("target: COMMIT: %w", err)
+	}
+	a.open, a.rows, a.dirty, a.lastCommit = false, 0, false, a.now()
+	a.commits++
+	return nil
+}
+
+func (a *applier) begin() error {
+	if a.open {
+		return nil
+	}
+	if _, err := a.tgt.conn.Execute("BEGIN"); err != nil {
+		return fmt.Errorf("target: BEGIN: %w", err)
+	}
+	a.open = true
+	return nil
+}
+
+// apply applies one rows event's changes of table t.
+func (a *applier) apply(ev *binlogstream.Event, re *replication.RowsEvent, t *table) error {
+	if err := a.check(ev, t); err != nil {
+		return err
+	}
+	if err := a.begin(); err != nil {
+		return err
+	}
+	at := ev.End.String()
+	if ev.GTID != "" {
+		at += " (gtid " + ev.GTID + ")"
+	}
+	var args []any
+	var err error
+	switch binlogstream.RowKind(ev.Header.EventType) {
+	case "insert":
+		for i := range re.Rows {
+			if args, err = t.pick(ev.RowValues(i), t.write, args[:0]); err != nil {
+				return err
+			}
+			if _, err := a.tgt.exec(t.insertSQL(1), args...); err != nil {
+				if isDuplicateKey(err) {
+					err = fmt.Errorf("duplicate key (the target diverged from the source): %w", err)
+				}
+				return &applyError{op: "insert into", table: t, at: at, err: err}
+			}
+		}
+	case "update":
+		for i := 0; i+1 < len(re.Rows); i += 2 {
+			if args, err = t.pick(ev.RowValues(i+1), t.write, args[:0]); err != nil {
+				return err
+			}
+			if args, err = t.pick(ev.RowValues(i), t.key, args); err != nil {
+				return err
+			}
+			if err := a.one(t.updateSQL(), args, "update", t, at); err != nil {
+				return err
+			}
+		}
+	case "delete":
+		for i := range re.Rows {
+			if args, err = t.pick(ev.RowValues(i), t.key, args[:0]); err != nil {
+				return err
+			}
+			if err := a.one(t.deleteSQL(), args, "delete from", t, at); err != nil {
+				return err
+			}
+		}
+	}
+	a.rows += binlogstream.RowChanges(ev.BinlogEvent)
+	a.applied += uint64(binlogstream.RowChanges(ev.BinlogEvent))
+	return nil
+}
+
+// one runs an UPDATE or DELETE that must find exactly one row (the target
+// connection counts found rows, not changed ones).
+func (a *applier) one(q string, args []any, op string, t *table, at string) error {
+	r, err := a.tgt.exec(q, args...)
+	if err != nil {
+		if isDuplicateKey(err) {
+			err = fmt.Errorf("duplicate key (the target diverged from the source): %w", err)
+		}
+		return &applyError{op: op, table: t, at: at, err: err}
+	}
+	if r.AffectedRows != 1 {
+		return &applyError{op: op, table: t, at: at, err: errMissingRow}
+	}
+	return nil
+}
+
+// check makes sure the event's table is the one the snapshot copied:
+// same column names in the same order.
+func (a *applier) check(ev *binlogstream.Event, t *table) error {
+	if a.checked[ev.Table] {
+		return nil
+	}
+	if !ev.Table.Known() {
+		return fmt.Errorf("%s at %s: the columns are unknown (%s)", t, ev.End, ev.Table.Unknown)
+	}
+	if got := ev.Table.ColumnNames(); !slices.Equal(got, t.cols) {
+		return fmt.Errorf("%s at %s: the binlog's columns %v differ from the snapshot's %v (DDL the stream did not see?)", t, ev.End, got, t.cols)
+	}
+	a.checked[ev.Table] = true
+	return nil
+}
