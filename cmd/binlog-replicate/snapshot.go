@@ -293,4 +293,3 @@ func createTarget(src *client.Conn, tgt *target, t *table) error {
 	}
 	return nil
 }
-

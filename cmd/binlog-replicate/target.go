@@ -93,7 +93,9 @@ func firstLine(q string) string {
 	return q
 }
 
-func (t *target) stateTable(name string) string { return quoteIdent(t.stateDB) + "." + quoteIdent(name) }
+func (t *target) stateTable(name string) string {
+	return quoteIdent(t.stateDB) + "." + quoteIdent(name)
+}
 
 func (t *target) close() {
 	for _, s := range t.stmts {
