@@ -122,4 +122,3 @@ func TestReplicateFilteredTrafficNotReplayed(t *testing.T) {
 	require.Greater(t, events, 5000)
 	assert.Equal(t, dump(t, src, "d.a", "id"), dump(t, tgt, "d.a", "id"))
 }
-
