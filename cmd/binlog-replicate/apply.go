@@ -187,12 +187,17 @@ func (a *applier) apply(ev *binlogstream.Event, re *replication.RowsEvent, t *ta
 	var args []any
 	var err error
 	switch binlogstream.RowKind(ev.Header.EventType) {
-	case "insert":
-		for i := range re.Rows {
-			if args, err = t.pick(ev.RowValues(i), t.write, args[:0]); err != nil {
-				return err
+	case "insert": // one statement per event (or per 60000 values): a duplicate fails it
+		per := max(1, 60000/len(t.write))
+		for from := 0; from < len(re.Rows); from += per {
+			to := min(from+per, len(re.Rows))
+			args = args[:0]
+			for i := from; i < to; i++ {
+				if args, err = t.pick(ev.RowValues(i), t.write, args); err != nil {
+					return err
+				}
 			}
-			if _, err := a.tgt.exec(t.insertSQL(1), args...); err != nil {
+			if _, err := a.tgt.exec(t.insertSQL(to-from), args...); err != nil {
 				if isDuplicateKey(err) {
 					err = fmt.Errorf("duplicate key (the target diverged from the source): %w", err)
 				}

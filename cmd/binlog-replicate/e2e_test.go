@@ -37,7 +37,7 @@ var (
 
 // binary builds binlog-replicate once per test process (without -race:
 // the kill tests want a fast binary).
-func binary(t *testing.T) string {
+func binary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		if binDir, buildErr = os.MkdirTemp("", "binlog-replicate-bin-"); buildErr != nil {
@@ -72,7 +72,7 @@ type result struct {
 }
 
 // run runs the replicator to its end.
-func (r *rig) run(t *testing.T, extra ...string) result {
+func (r *rig) run(t testing.TB, extra ...string) result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -81,7 +81,9 @@ func (r *rig) run(t *testing.T, extra ...string) result {
 	cmd.Stderr = &stderr
 	began := time.Now()
 	err := cmd.Run()
-	t.Logf("binlog-replicate %v: %v", extra, time.Since(began).Round(time.Millisecond))
+	if _, ok := t.(*testing.T); ok {
+		t.Logf("binlog-replicate %v: %v", extra, time.Since(began).Round(time.Millisecond))
+	}
 	var ee *exec.ExitError
 	if err != nil && !errors.As(err, &ee) {
 		t.Fatalf("run: %v", err)
@@ -119,7 +121,7 @@ func conn(s *mariadb.Server) (*client.Conn, error) {
 }
 
 // stat reads a field of the replicator's final log line.
-func stat(t *testing.T, stderr, field string) int {
+func stat(t testing.TB, stderr, field string) int {
 	t.Helper()
 	i := strings.LastIndex(stderr, "binlog-replicate stopped")
 	require.GreaterOrEqual(t, i, 0, "no final log line in:\n%s", stderr)

@@ -58,7 +58,7 @@ func TestDDLTable(t *testing.T) {
 		// database: the rule errs on the side of stopping.
 		{"app", "ALTER TABLE app.orders_x ADD COLUMN orders INT", "app.orders"},
 		{"app", "ALTER TABLE app.orders_x ADD COLUMN note INT", ""},
-		{"app", "INSERT INTO orders VALUES (1)", ""},                   // not DDL
+		{"app", "INSERT INTO orders VALUES (1)", ""}, // not DDL
 		{"app", "BEGIN", ""},
 		{"x", "ALTER TABLE app . orders ENGINE=InnoDB", "app.orders"},
 	} {
