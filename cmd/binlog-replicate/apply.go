@@ -40,10 +40,27 @@ type applier struct {
 
 // snapTest says whether a change of a table at an event's position is
 // already in the table's snapshot: file mode by position, GTID mode by the
-// snapshot's GTID set.
+// snapshot's GTID set. segs are the key ranges copied as of older
+// positions (segments.go), pos and gtid the newest.
 type snapTest struct {
 	pos  binlogstream.Position
 	gtid mysql.GTIDSet
+	segs []segTest
+}
+
+type segTest struct {
+	upto []string
+	snapTest
+}
+
+// coversKey is covers for the row with integer key k.
+func (s snapTest) coversKey(ev *binlogstream.Event, k []string) bool {
+	for _, seg := range s.segs {
+		if compareKeys(k, seg.upto) <= 0 {
+			return seg.covers(ev)
+		}
+	}
+	return s.covers(ev)
 }
 
 func (s snapTest) covers(ev *binlogstream.Event) bool {
@@ -67,14 +84,28 @@ func mustGTID(like mysql.GTIDSet, gtid string) mysql.GTIDSet {
 
 func newSnapTests(snaps map[string]snapState, flavor string, gtidMode bool) (map[string]snapTest, error) {
 	out := map[string]snapTest{}
-	for name, s := range snaps {
-		st := snapTest{pos: s.pos}
+	one := func(name string, pos binlogstream.Position, gtid string) (snapTest, error) {
+		st := snapTest{pos: pos}
 		if gtidMode {
-			set, err := mysql.ParseGTIDSet(flavor, s.gtid)
+			set, err := mysql.ParseGTIDSet(flavor, gtid)
 			if err != nil {
-				return nil, fmt.Errorf("snapshot state of %s: GTID set %q: %w", name, s.gtid, err)
+				return st, fmt.Errorf("snapshot state of %s: GTID set %q: %w", name, gtid, err)
 			}
 			st.gtid = set
+		}
+		return st, nil
+	}
+	for name, s := range snaps {
+		st, err := one(name, s.pos, s.gtid)
+		if err != nil {
+			return nil, err
+		}
+		for _, seg := range s.segs {
+			t, err := one(name, binlogstream.Position{File: seg.File, Offset: seg.Pos}, seg.GTID)
+			if err != nil {
+				return nil, err
+			}
+			st.segs = append(st.segs, segTest{upto: seg.Upto, snapTest: t})
 		}
 		out[name] = st
 	}
@@ -85,8 +116,15 @@ func (a *applier) listen(_ context.Context, ev binlogstream.Event) error {
 	switch e := ev.Event.(type) {
 	case *replication.RowsEvent:
 		name := string(e.Table.Schema) + "." + string(e.Table.Table)
-		if t := a.tables[name]; t != nil && !a.snaps[name].covers(&ev) {
-			if err := a.apply(&ev, e, t); err != nil {
+		if t := a.tables[name]; t != nil {
+			var err error
+			switch st := a.snaps[name]; {
+			case !st.covers(&ev): // after the newest snapshot: every row
+				err = a.apply(&ev, e, t)
+			case len(st.segs) > 0: // rows of older key ranges may need it
+				err = a.applyByKey(&ev, e, t, st)
+			}
+			if err != nil {
 				return err
 			}
 		}
@@ -228,6 +266,110 @@ func (a *applier) apply(ev *binlogstream.Event, re *replication.RowsEvent, t *ta
 	}
 	a.rows += binlogstream.RowChanges(ev.BinlogEvent)
 	a.applied += uint64(binlogstream.RowChanges(ev.BinlogEvent))
+	return nil
+}
+
+// applyByKey applies the changes of an event that the table's newest
+// snapshot holds to the rows whose key range was copied at an older
+// position that does not hold it. An update that moves a row between two
+// such ranges is a delete from one and an insert into the other, each
+// where its range needs it.
+func (a *applier) applyByKey(ev *binlogstream.Event, re *replication.RowsEvent, t *table, st snapTest) error {
+	if err := a.check(ev, t); err != nil {
+		return err
+	}
+	if err := a.begin(); err != nil {
+		return err
+	}
+	at := ev.End.String()
+	if ev.GTID != "" {
+		at += " (gtid " + ev.GTID + ")"
+	}
+	needs := func(row []any) (bool, error) {
+		kv, err := t.pick(row, t.key, nil)
+		if err != nil {
+			return false, err
+		}
+		k, err := intKey(kv)
+		if err != nil {
+			return false, fmt.Errorf("%s at %s: %w", t, at, err)
+		}
+		return !st.coversKey(ev, k), nil
+	}
+	insert := func(row []any) error {
+		args, err := t.pick(row, t.write, nil)
+		if err != nil {
+			return err
+		}
+		if _, err := a.tgt.exec(t.insertSQL(1), args...); err != nil {
+			if isDuplicateKey(err) {
+				err = fmt.Errorf("duplicate key (the target diverged from the source): %w", err)
+			}
+			return &applyError{op: "insert into", table: t, at: at, err: err}
+		}
+		return nil
+	}
+	del := func(row []any) error {
+		args, err := t.pick(row, t.key, nil)
+		if err != nil {
+			return err
+		}
+		return a.one(t.deleteSQL(), args, "delete from", t, at)
+	}
+	n := 0
+	kind := binlogstream.RowKind(ev.Header.EventType)
+	per := 1
+	if kind == "update" {
+		per = 2
+	}
+	for i := 0; i+per <= len(re.Rows); i += per {
+		row := ev.RowValues(i)
+		need, err := needs(row)
+		if err != nil {
+			return err
+		}
+		if kind == "update" {
+			after := ev.RowValues(i + 1)
+			needAfter, err := needs(after)
+			if err != nil {
+				return err
+			}
+			switch {
+			case need && needAfter:
+				var args []any
+				if args, err = t.pick(after, t.write, nil); err == nil {
+					if args, err = t.pick(row, t.key, args); err == nil {
+						err = a.one(t.updateSQL(), args, "update", t, at)
+					}
+				}
+			case need:
+				err = del(row)
+			case needAfter:
+				err = insert(after)
+			default:
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			n++
+			continue
+		}
+		if !need {
+			continue
+		}
+		if kind == "insert" {
+			err = insert(row)
+		} else {
+			err = del(row)
+		}
+		if err != nil {
+			return err
+		}
+		n++
+	}
+	a.rows += n
+	a.applied += uint64(n)
 	return nil
 }
 

@@ -210,19 +210,22 @@ func replicate(ctx context.Context, log *logrus.Logger, o *options) error {
 }
 
 // streamStart is where the stream begins after a snapshot: the earliest
-// table snapshot's position (later tables skip the changes their own
-// snapshot holds).
+// position any table's rows are as of, key ranges copied before a resume
+// included (every later one skips the changes its own snapshot holds).
 func streamStart(snaps map[string]snapState, tables []*table, flavor string, gtid bool) (binlogstream.ResumePosition, error) {
-	first := snaps[tables[0].String()]
-	for _, t := range tables[1:] {
-		if s := snaps[t.String()]; s.pos.Compare(first.pos) < 0 {
-			first = s
+	var first segment
+	for _, t := range tables {
+		s := snaps[t.String()]
+		for _, p := range append([]segment{{File: s.pos.File, Pos: s.pos.Offset, GTID: s.gtid}}, s.segs...) {
+			if first.File == "" || (binlogstream.Position{File: p.File, Offset: p.Pos}).Compare(binlogstream.Position{File: first.File, Offset: first.Pos}) < 0 {
+				first = p
+			}
 		}
 	}
 	if gtid {
-		return binlogstream.StartAtGTID(flavor, first.gtid)
+		return binlogstream.StartAtGTID(flavor, first.GTID)
 	}
-	return binlogstream.StartAt(first.pos), nil
+	return binlogstream.StartAt(binlogstream.Position{File: first.File, Offset: first.Pos}), nil
 }
 
 func newStreamer(o *options, log *logrus.Logger, start binlogstream.ResumePosition, flavor string) (*binlogstream.BinlogStreamer, error) {

@@ -119,17 +119,27 @@ func TestReplicateKilledAtRandom(t *testing.T) {
 	var inSnapshot, streaming int
 	for k := range kills {
 		cmd, stderr := r.start(t)
-		// Early kills land in the snapshot, later ones in the stream.
-		wait := time.Duration(50+rnd.IntN(400)) * time.Millisecond
-		if k >= 4 {
-			wait = time.Duration(200+rnd.IntN(1200)) * time.Millisecond
-		}
 		exited := make(chan error, 1)
 		go func() { exited <- cmd.Wait() }()
-		select {
-		case err := <-exited:
-			t.Fatalf("run %d exited by itself (%v) before its kill:\n%s", k, err, stderr)
-		case <-time.After(wait):
+		switch k {
+		case 0, 1:
+			// In the middle of copying d.a (an integer key: the next run
+			// resumes after its last chunk), then of d.b (a key with a
+			// VARCHAR: copied again).
+			tbl, rows := [...]string{"d.a", "d.b"}[k], [...]uint64{killRowsA / 3, killRowsB / 4}[k]
+			require.Eventually(t, func() bool { return midCopy(tgt, tbl, rows) }, 30*time.Second, time.Millisecond,
+				"%s never mid-copy:\n%s", tbl, stderr)
+		default:
+			// Early kills land in the snapshot, later ones in the stream.
+			wait := time.Duration(50+rnd.IntN(400)) * time.Millisecond
+			if k >= 4 {
+				wait = time.Duration(200+rnd.IntN(1200)) * time.Millisecond
+			}
+			select {
+			case err := <-exited:
+				t.Fatalf("run %d exited by itself (%v) before its kill:\n%s", k, err, stderr)
+			case <-time.After(wait):
+			}
 		}
 		if tgt.QueryValue(t, "SELECT COUNT(*) FROM binlogstream.checkpoint") == "0" {
 			inSnapshot++
@@ -152,6 +162,11 @@ func TestReplicateKilledAtRandom(t *testing.T) {
 	t.Logf("%d kills (%d in the snapshot, %d streaming), source restarted once, %d workload statements; last run: %s",
 		kills, inSnapshot, streaming, stmts.Load(), res.stderr[strings.LastIndex(res.stderr, "binlog-replicate stopped"):])
 	require.GreaterOrEqual(t, inSnapshot, 2, "kills during the snapshot")
+	segs := tgt.QueryValue(t, "SELECT COALESCE(segments, '') FROM binlogstream.snapshot WHERE tbl = 'd.a'")
+	require.NotEmpty(t, segs, "d.a resumed its copy after its last chunk")
+	require.Empty(t, tgt.QueryValue(t, "SELECT COALESCE(segments, '') FROM binlogstream.snapshot WHERE tbl = 'd.b'"),
+		"d.b has no integer key: copied again")
+	t.Logf("d.a's key ranges copied at older positions: %s", segs)
 	require.GreaterOrEqual(t, streaming, 10, "kills while streaming")
 	for _, tc := range []struct{ table, order string }{{"d.a", "id"}, {"d.b", "k1, k2"}} {
 		want, got := dump(t, src, tc.table, tc.order), dump(t, tgt, tc.table, tc.order)
@@ -159,6 +174,22 @@ func TestReplicateKilledAtRandom(t *testing.T) {
 		require.True(t, equalLines(want, got), "%s differs", tc.table)
 		t.Logf("%s: %d rows identical", tc.table, len(want))
 	}
+}
+
+// midCopy reports whether the target holds part of tbl's copy, at least
+// rows rows.
+func midCopy(tgt *mariadb.Server, tbl string, rows uint64) bool {
+	c, err := conn(tgt)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	r, err := c.Execute("SELECT copied FROM binlogstream.snapshot WHERE tbl = ? AND NOT done", tbl)
+	if err != nil || r.RowNumber() == 0 {
+		return false
+	}
+	n, _ := r.GetUint(0, 0)
+	return n >= rows
 }
 
 func equalLines(a, b []string) bool {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/go-mysql-org/go-mysql/client"
@@ -14,7 +15,7 @@ import (
 // resolveTables lists the source's base tables the patterns select, with
 // their columns (in row-image order) and primary keys, sorted by name.
 func resolveTables(src *client.Conn, pats binlogstream.TablePatterns) ([]*table, error) {
-	r, err := src.Execute(`SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, EXTRA FROM information_schema.COLUMNS
+	r, err := src.Execute(`SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, EXTRA, DATA_TYPE FROM information_schema.COLUMNS
 		WHERE TABLE_SCHEMA NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys')
 		ORDER BY TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION`)
 	if err != nil {
@@ -22,11 +23,17 @@ func resolveTables(src *client.Conn, pats binlogstream.TablePatterns) ([]*table,
 	}
 	byName := map[string]*table{}
 	var out []*table
+	isInt := map[string]bool{} // schema.table.column of integer type
 	for i := range r.RowNumber() {
 		schema, _ := r.GetString(i, 0)
 		name, _ := r.GetString(i, 1)
 		col, _ := r.GetString(i, 2)
 		extra, _ := r.GetString(i, 3)
+		dataType, _ := r.GetString(i, 4)
+		switch strings.ToLower(dataType) {
+		case "tinyint", "smallint", "mediumint", "int", "bigint":
+			isInt[schema+"."+name+"."+col] = true
+		}
 		if !pats.Match(schema, name) {
 			continue
 		}
@@ -53,6 +60,10 @@ func resolveTables(src *client.Conn, pats binlogstream.TablePatterns) ([]*table,
 		name, _ := r.GetString(i, 1)
 		col, _ := r.GetString(i, 2)
 		if t := byName[schema+"."+name]; t != nil {
+			if len(t.key) == 0 {
+				t.intKey = true
+			}
+			t.intKey = t.intKey && isInt[schema+"."+name+"."+col]
 			for c, n := range t.cols {
 				if n == col {
 					t.key = append(t.key, c)
@@ -184,42 +195,71 @@ func snapshot(ctx context.Context, log logrus.FieldLogger, srcDSN binlogstream.D
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		st := snapState{pos: pos, gtid: gtid}
-		if err := copyTable(src, tgt, t, st, snaps[t.String()], chunk); err != nil {
+		prev := snaps[t.String()]
+		st, err := copyTable(src, tgt, t, pos, gtid, prev, chunk)
+		if err != nil {
 			return err
 		}
-		st.done = true
+		log.WithFields(logrus.Fields{"table": t.String(), "rows": st.copied, "resumed_at_key": encodeKey(prev.lastKey),
+			"segments": len(st.segs)}).Info("table copied")
 		snaps[t.String()] = st
 	}
 	_, err = src.Execute("COMMIT")
 	return err
 }
 
-func copyTable(src *client.Conn, tgt *target, t *table, st, prev snapState, chunk int) error {
+// copyTable copies t as of the snapshot at pos/gtid, in key-order chunks,
+// and returns the table's state. prev is the state an interrupted copy
+// left: a table with an integer key resumes after its last copied key
+// (that range becomes a segment as of the old position), any other is
+// copied again.
+func copyTable(src *client.Conn, tgt *target, t *table, pos binlogstream.Position, gtid string,
+	prev snapState, chunk int) (snapState, error) {
 	if err := createTarget(src, tgt, t); err != nil {
-		return err
+		return prev, err
 	}
 	chunk = max(1, min(chunk, 60000/len(t.write))) // a statement takes at most 65535 placeholders
+	st := snapState{pos: pos, gtid: gtid}
+	resume := t.intKey && prev.pos.File != "" && len(prev.lastKey) > 0
+	var last []any // the key of the last row copied
+	if resume {
+		st.segs, st.lastKey, st.copied = prev.segs, prev.lastKey, prev.copied
+		// No segment for a position no row was copied at (a second kill
+		// before the first chunk of a resumed copy).
+		if n := len(st.segs); n == 0 || compareKeys(st.segs[n-1].Upto, prev.lastKey) != 0 {
+			st.segs = append(slices.Clone(st.segs), segment{Upto: prev.lastKey, File: prev.pos.File, Pos: prev.pos.Offset, GTID: prev.gtid})
+		}
+		var err error
+		if last, err = keyArgs(prev.lastKey); err != nil {
+			return prev, fmt.Errorf("target: the snapshot state of %s: %w", t, err)
+		}
+	}
 	err := tgt.inTx(func() error {
-		if prev.pos.File != "" {
-			// Rows copied as of an older snapshot: copy the table again.
+		switch {
+		case resume:
+		case prev.pos.File != "":
+			// Rows copied as of an older snapshot, and no key order we can
+			// compare in: copy the table again.
 			if _, err := tgt.exec("DELETE FROM " + t.quoted()); err != nil {
 				return fmt.Errorf("target: clear %s for a new snapshot: %w", t, err)
 			}
-		} else if r, err := tgt.exec("SELECT 1 FROM " + t.quoted() + " LIMIT 1"); err != nil {
-			return fmt.Errorf("target: %w", err)
-		} else if r.RowNumber() > 0 {
-			return fmt.Errorf("target: table %s is not empty: binlog-replicate copies into empty tables", t)
+		default:
+			if r, err := tgt.exec("SELECT 1 FROM " + t.quoted() + " LIMIT 1"); err != nil {
+				return fmt.Errorf("target: %w", err)
+			} else if r.RowNumber() > 0 {
+				return fmt.Errorf("target: table %s is not empty: binlog-replicate copies into empty tables", t)
+			}
 		}
-		_, err := tgt.exec("INSERT INTO "+tgt.stateTable("snapshot")+" (name, tbl, file, pos, gtid) VALUES (?, ?, ?, ?, ?) "+
-			"ON DUPLICATE KEY UPDATE file = VALUES(file), pos = VALUES(pos), gtid = VALUES(gtid), copied = 0, done = FALSE",
-			tgt.name, t.String(), st.pos.File, st.pos.Offset, st.gtid)
+		_, err := tgt.exec("INSERT INTO "+tgt.stateTable("snapshot")+
+			" (name, tbl, file, pos, gtid, copied, done, last_key, segments) VALUES (?, ?, ?, ?, ?, ?, FALSE, ?, ?) "+
+			"ON DUPLICATE KEY UPDATE file = VALUES(file), pos = VALUES(pos), gtid = VALUES(gtid), copied = VALUES(copied), "+
+			"done = FALSE, last_key = VALUES(last_key), segments = VALUES(segments)",
+			tgt.name, t.String(), st.pos.File, st.pos.Offset, st.gtid, st.copied, encodeKey(st.lastKey), encodeSegments(st.segs))
 		return err
 	})
 	if err != nil {
-		return err
+		return prev, err
 	}
-	var last []any // the key of the last row copied
 	keyAt := make([]int, len(t.key))
 	for i, k := range t.key {
 		for j, w := range t.write {
@@ -231,13 +271,24 @@ func copyTable(src *client.Conn, tgt *target, t *table, st, prev snapState, chun
 	for {
 		r, err := src.Execute(t.selectChunkSQL(last != nil, chunk), last...)
 		if err != nil {
-			return fmt.Errorf("source: read %s: %w", t, err)
+			return prev, fmt.Errorf("source: read %s: %w", t, err)
 		}
 		n := r.RowNumber()
 		args := make([]any, 0, n*len(t.write))
 		for i := range n {
 			for j := range t.write {
 				args = append(args, ownValue(r.Values[i][j].Value()))
+			}
+		}
+		if n > 0 {
+			last = last[:0]
+			for _, j := range keyAt {
+				last = append(last, args[(n-1)*len(t.write)+j])
+			}
+			if t.intKey {
+				if st.lastKey, err = intKey(last); err != nil {
+					return prev, fmt.Errorf("source: %s: %w", t, err)
+				}
 			}
 		}
 		done := n < chunk
@@ -247,19 +298,17 @@ func copyTable(src *client.Conn, tgt *target, t *table, st, prev snapState, chun
 					return &applyError{op: "snapshot insert into", table: t, at: st.pos.String(), err: err}
 				}
 			}
-			_, err := tgt.exec("UPDATE "+tgt.stateTable("snapshot")+" SET copied = copied + ?, done = ? WHERE name = ? AND tbl = ?",
-				n, done, tgt.name, t.String())
+			_, err := tgt.exec("UPDATE "+tgt.stateTable("snapshot")+" SET copied = copied + ?, done = ?, last_key = ? WHERE name = ? AND tbl = ?",
+				n, done, encodeKey(st.lastKey), tgt.name, t.String())
 			return err
 		})
 		if err != nil {
-			return err
+			return prev, err
 		}
+		st.copied += uint64(n)
 		if done {
-			return nil
-		}
-		last = last[:0]
-		for _, j := range keyAt {
-			last = append(last, args[(n-1)*len(t.write)+j])
+			st.done = true
+			return st, nil
 		}
 	}
 }

@@ -15,6 +15,7 @@ type table struct {
 	cols         []string // every column, in row-image order
 	write        []int    // the columns written (not generated)
 	key          []int    // the primary key's columns
+	intKey       bool     // every key column is an integer type
 }
 
 func (t *table) String() string { return t.schema + "." + t.name }

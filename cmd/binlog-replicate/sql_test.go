@@ -118,4 +118,36 @@ func TestSnapTestCovers(t *testing.T) {
 	assert.False(t, g.covers(ev("x", 1, "2-1-1")), "another domain")
 	_, err = newSnapTests(map[string]snapState{"a.t": {gtid: "nonsense"}}, "mariadb", true)
 	assert.ErrorContains(t, err, `snapshot state of a.t: GTID set "nonsense"`)
+
+	// Keys up to 100 copied as of 0-1-10, up to 250 as of 0-1-20, the rest
+	// as of 0-1-30.
+	tests, err = newSnapTests(map[string]snapState{"a.t": {gtid: "0-1-30", segs: []segment{
+		{Upto: []string{"100"}, GTID: "0-1-10"}, {Upto: []string{"250"}, GTID: "0-1-20"}}}}, "mariadb", true)
+	require.NoError(t, err)
+	g = tests["a.t"]
+	at15 := ev("x", 1, "0-1-15")
+	assert.False(t, g.coversKey(at15, []string{"-3"}))
+	assert.False(t, g.coversKey(at15, []string{"100"}), "the bound belongs to its segment")
+	assert.True(t, g.coversKey(at15, []string{"101"}))
+	assert.True(t, g.coversKey(at15, []string{"250"}))
+	assert.True(t, g.coversKey(at15, []string{"1000"}))
+	assert.False(t, g.coversKey(ev("x", 1, "0-1-25"), []string{"200"}))
+	assert.True(t, g.coversKey(ev("x", 1, "0-1-25"), []string{"300"}))
+	assert.True(t, g.covers(ev("x", 1, "0-1-25")), "the newest position: the fast path is not taken")
+}
+
+func TestStreamStart(t *testing.T) {
+	tables := []*table{{schema: "d", name: "a"}, {schema: "d", name: "b"}}
+	snaps := map[string]snapState{
+		"d.a": {pos: binlogstream.Position{File: "mysql-bin.000003", Offset: 900}, gtid: "0-1-30",
+			segs: []segment{{Upto: []string{"10"}, File: "mysql-bin.000002", Pos: 500, GTID: "0-1-20"}}},
+		"d.b": {pos: binlogstream.Position{File: "mysql-bin.000002", Offset: 700}, gtid: "0-1-25"},
+	}
+	r, err := streamStart(snaps, tables, "mariadb", false)
+	require.NoError(t, err)
+	assert.Equal(t, binlogstream.StartAt(binlogstream.Position{File: "mysql-bin.000002", Offset: 500}), r,
+		"the key range of d.a copied first is the earliest")
+	r, err = streamStart(snaps, tables, "mariadb", true)
+	require.NoError(t, err)
+	assert.Equal(t, "0-1-20", r.Executed)
 }

@@ -73,6 +73,8 @@ func openTarget(ctx context.Context, dsn binlogstream.DSN, stateDB, name string)
 			gtid VARCHAR(4096) NOT NULL,
 			copied BIGINT UNSIGNED NOT NULL DEFAULT 0,
 			done BOOL NOT NULL DEFAULT FALSE,
+			last_key VARCHAR(4096) NOT NULL DEFAULT '',
+			segments MEDIUMTEXT NULL,
 			PRIMARY KEY (name, tbl)
 		) ENGINE=InnoDB`,
 	} {
@@ -121,13 +123,16 @@ func (t *target) exec(q string, args ...any) (*mysql.Result, error) {
 }
 
 // snapState is how far the snapshot of one table got: the binlog position
-// its rows are consistent with (file position and GTID set), rows copied,
-// and whether it is complete.
+// its rows are consistent with (file position and GTID set), or, for the
+// key ranges of segs, older ones; rows copied, whether it is complete, and
+// the key of the last row copied (integer keys only).
 type snapState struct {
-	pos    binlogstream.Position
-	gtid   string
-	copied uint64
-	done   bool
+	pos     binlogstream.Position
+	gtid    string
+	copied  uint64
+	done    bool
+	lastKey []string
+	segs    []segment
 }
 
 // loadState reads the checkpoint ("" before streaming began) and the
@@ -140,7 +145,8 @@ func (t *target) loadState() (token string, snaps map[string]snapState, err erro
 	if r.RowNumber() > 0 {
 		token, _ = r.GetString(0, 0)
 	}
-	r, err = t.exec("SELECT tbl, file, pos, gtid, copied, done FROM "+t.stateTable("snapshot")+" WHERE name = ?", t.name)
+	r, err = t.exec("SELECT tbl, file, pos, gtid, copied, done, last_key, COALESCE(segments, '') FROM "+
+		t.stateTable("snapshot")+" WHERE name = ?", t.name)
 	if err != nil {
 		return "", nil, fmt.Errorf("target: read the snapshot state: %w", err)
 	}
@@ -152,7 +158,14 @@ func (t *target) loadState() (token string, snaps map[string]snapState, err erro
 		gtid, _ := r.GetString(i, 3)
 		copied, _ := r.GetUint(i, 4)
 		done, _ := r.GetInt(i, 5)
-		snaps[tbl] = snapState{pos: binlogstream.Position{File: file, Offset: pos}, gtid: gtid, copied: copied, done: done != 0}
+		last, _ := r.GetString(i, 6)
+		segText, _ := r.GetString(i, 7)
+		segs, err := decodeSegments(segText)
+		if err != nil {
+			return "", nil, fmt.Errorf("target: the snapshot state of %s: %w", tbl, err)
+		}
+		snaps[tbl] = snapState{pos: binlogstream.Position{File: file, Offset: pos}, gtid: gtid, copied: copied,
+			done: done != 0, lastKey: decodeKey(last), segs: segs}
 	}
 	return token, snaps, nil
 }
