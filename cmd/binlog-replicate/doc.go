@@ -38,17 +38,26 @@
 // transactions in its GTID set).
 //
 // A kill during the snapshot: the tables copied completely keep their
-// position. The table being copied is copied again, from the start, from a
-// new snapshot at a later position; its partial rows are deleted in the
-// transaction that records the new position. Resuming it from its last
-// chunk instead would leave it with rows as of two positions (the chunks
-// before the kill as of the first, the rest as of the second), and a
-// change between the two would then have to be applied to some of its rows
-// and not others, by comparing primary keys in the server's collation
-// order. Per-table positions keep the rule simple and provable: every row
-// of a table is as of that table's position, and every change after it is
-// applied once, in binlog order, so each row's history replays exactly.
-// The cost is the copy of at most one table again per kill.
+// position, and the next run takes a new snapshot, at a later position,
+// for the rest. The interrupted table cannot simply go on from its last
+// chunk as if nothing happened: the rows copied before the kill are as of
+// the old position, the rows copied after it as of the new one, and a
+// change between the two must then be applied to the first and not to the
+// second. So the state says which: a table whose primary key is all
+// integer columns resumes after the last key it committed, and that key
+// range becomes a segment recorded with its position (rows up to key K
+// are as of position P). The stream starts at the earliest position of
+// any table or segment and applies a change to a row only if the change
+// comes after the position of the key range the row's key falls in; an
+// update that moves a row from one range to another is a delete where the
+// old key's range needs it and an insert where the new key's does. Every
+// row of the target is then the source's row as of the position of its
+// range, and every later change to it is applied once, in binlog order,
+// so each row's history replays exactly. Integer keys compare the same in
+// Go as in the server; a key with a string column would need the column's
+// collation, so such a table is copied again from the start instead (its
+// partial rows deleted in the transaction that records the new position):
+// correct, at the cost of copying that one table again per kill.
 //
 // # The checkpoint lives in the target
 //
