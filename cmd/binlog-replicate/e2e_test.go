@@ -14,8 +14,10 @@ import (
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/binlogstream/binlogstream"
 	"github.com/binlogstream/binlogstream/testhelpers/mariadb"
 )
 
@@ -148,7 +150,6 @@ func TestReplicateSnapshotThenStream(t *testing.T) {
 	src.Exec(t, "USE d",
 		"INSERT INTO a SELECT seq, 'new', seq, NULL, NULL FROM seq_5001_to_5100",
 		"UPDATE a SET v = 'u' WHERE id % 7 = 0",
-		"UPDATE a SET v = v WHERE id < 10", // matched, not changed: found rows
 		"UPDATE a SET id = id + 100000 WHERE id BETWEEN 20 AND 40",
 		"DELETE FROM a WHERE id % 11 = 0",
 		"INSERT INTO other VALUES (1)")
@@ -156,6 +157,20 @@ func TestReplicateSnapshotThenStream(t *testing.T) {
 	require.Equal(t, 0, res.code, res.stderr)
 	require.Equal(t, dump(t, src, "d.a", "id"), dump(t, tgt, "d.a", "id"))
 	require.Empty(t, tgt.Query(t, "SHOW TABLES FROM d LIKE 'other'"), "other tables are not replicated")
+
+	// The target connection counts found rows: an UPDATE to the same
+	// values finds its row (1), where the default would say 0 and look
+	// like a missing row.
+	dsn, err := binlogstream.ParseDSN(rootDSN(tgt))
+	require.NoError(t, err)
+	for _, found := range []bool{true, false} {
+		c, err := connect(context.Background(), dsn, found)
+		require.NoError(t, err)
+		res, err := c.Execute("UPDATE d.a SET v = v WHERE id = 1")
+		require.NoError(t, err)
+		assert.Equal(t, map[bool]uint64{true: 1, false: 0}[found], res.AffectedRows, "found rows %v", found)
+		c.Close()
+	}
 
 	// DDL on a replicated table stops the run, naming it.
 	src.Exec(t, "USE d", "ALTER TABLE a ADD COLUMN extra INT")
