@@ -22,6 +22,7 @@ import (
 type applier struct {
 	tgt      *target
 	tables   map[string]*table
+	pats     binlogstream.TablePatterns
 	snaps    map[string]snapTest
 	batch    int
 	interval time.Duration
@@ -135,9 +136,13 @@ func (a *applier) listen(_ context.Context, ev binlogstream.Event) error {
 			a.inSrcTxn = true
 		default:
 			a.inSrcTxn = false // COMMIT, or a statement outside a transaction
-			if t, ok := ddlTable(string(e.Schema), q, a.tables); ok {
-				return fmt.Errorf("DDL on replicated table %s at %s (gtid %q): %q: binlog-replicate does not apply DDL; "+
-					"apply it to the target yourself and restart from a new snapshot", t, ev.Start, ev.GTID, truncate(q, 200))
+			if t, ok := ddlTable(string(e.Schema), q, a.replicated); ok {
+				what := "replicated table " + t
+				if a.tables[t] == nil {
+					what = t + ", which matches --tables but is not in the snapshot,"
+				}
+				return fmt.Errorf("DDL on %s at %s (gtid %q): %q: binlog-replicate does not apply DDL; "+
+					"apply it to the target yourself and start again under a new --name", what, ev.Start, ev.GTID, truncate(q, 200))
 			}
 		}
 	case *replication.MariadbGTIDEvent:
@@ -160,6 +165,13 @@ func (a *applier) listen(_ context.Context, ev binlogstream.Event) error {
 		return nil
 	}
 	return a.commitIfDue(false)
+}
+
+// replicated reports whether schema.name is replicated, or would be if it
+// existed (a DDL creating it stops the run too: the table list is fixed by
+// the snapshot).
+func (a *applier) replicated(schema, name string) bool {
+	return a.tables[schema+"."+name] != nil || a.pats.Match(schema, name)
 }
 
 func truncate(s string, n int) string {

@@ -168,6 +168,10 @@ func replicate(ctx context.Context, log *logrus.Logger, o *options) error {
 		if start, err = streamStart(snaps, tables, flavor, o.gtid); err != nil {
 			return err
 		}
+		// From here on a restart streams: the table list is fixed.
+		if err := tgt.inTx(func() error { return tgt.saveToken(start.String()) }); err != nil {
+			return err
+		}
 	}
 	byName := map[string]*table{}
 	for _, t := range tables {
@@ -177,7 +181,7 @@ func replicate(ctx context.Context, log *logrus.Logger, o *options) error {
 	if err != nil {
 		return err
 	}
-	a := &applier{tgt: tgt, tables: byName, snaps: tests, batch: o.batch, interval: o.interval,
+	a := &applier{tgt: tgt, tables: byName, pats: o.tables, snaps: tests, batch: o.batch, interval: o.interval,
 		now: time.Now, lastCommit: time.Now(), checked: map[*binlogstream.Table]bool{}}
 	s, err := newStreamer(o, log, start, flavor)
 	if err != nil {

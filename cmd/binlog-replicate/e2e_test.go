@@ -179,3 +179,33 @@ func TestReplicateSnapshotThenStream(t *testing.T) {
 	require.Contains(t, res.stderr, "DDL on replicated table d.a at mysql-bin.")
 	require.Contains(t, res.stderr, "ALTER TABLE a ADD COLUMN extra INT")
 }
+
+// A new table that --tables matches stops the run as DDL on a replicated
+// table does: the table list is the snapshot's.
+func TestReplicateNewMatchingTableStops(t *testing.T) {
+	mariadb.Require(t)
+	src := mariadb.Start(t, mariadb.Options{})
+	tgt := mariadb.Start(t, mariadb.Options{ServerID: 2})
+	src.Exec(t, "CREATE DATABASE d", "CREATE TABLE d.a1 (id INT PRIMARY KEY)", "INSERT INTO d.a1 VALUES (1)")
+	r := &rig{src: src, tgt: tgt, args: []string{"--tables", "d.a*", "--quiet"}}
+	res := r.run(t, "--stop-at-current")
+	require.Equal(t, 0, res.code, res.stderr)
+	cmd, stderr := r.start(t) // streaming when the table comes
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	require.Eventually(t, func() bool {
+		return src.QueryValue(t, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND LIKE 'Binlog Dump%'") != "0"
+	}, 20*time.Second, 5*time.Millisecond, "no binlog dump")
+	src.Exec(t, "CREATE TABLE d.unrelated (id INT PRIMARY KEY)", "CREATE TABLE d.a2 (id INT PRIMARY KEY)")
+	select {
+	case <-exited:
+	case <-time.After(20 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("still running:\n%s", stderr)
+	}
+	require.Equal(t, 1, cmd.ProcessState.ExitCode(), stderr.String())
+	require.Contains(t, stderr.String(), "DDL on d.a2, which matches --tables but is not in the snapshot, at mysql-bin.")
+	res = r.run(t, "--stop-at-current") // and at a restart, before streaming
+	require.Equal(t, 1, res.code, res.stderr)
+	require.Contains(t, res.stderr, "table d.a2 matches --tables but was not in the snapshot")
+}

@@ -89,16 +89,18 @@ func sqlArg(v any) (any, error) {
 }
 
 // ddlTable reports whether a DDL statement (CREATE, ALTER, DROP, RENAME,
-// TRUNCATE of anything) names one of the tables, qualified or, with db
-// as the statement's default database, unqualified. It errs on the side
-// of stopping: a name in a comment or a string counts too.
-func ddlTable(db, query string, tables map[string]*table) (*table, bool) {
+// TRUNCATE of anything) names a table that replicated says is one of
+// those replicated (or would be: a new table matching --tables),
+// qualified or, with db as the statement's default database, unqualified,
+// and returns its schema.table. It errs on the side of stopping: a column
+// or a name in a comment that looks like such a table counts too.
+func ddlTable(db, query string, replicated func(schema, table string) bool) (string, bool) {
 	q := strings.TrimLeft(query, " \t\r\n(")
 	verb, _, _ := strings.Cut(q, " ")
 	switch strings.ToUpper(verb) {
 	case "CREATE", "ALTER", "DROP", "RENAME", "TRUNCATE":
 	default:
-		return nil, false
+		return "", false
 	}
 	ids := identifiers(q)
 	for i, id := range ids {
@@ -109,11 +111,11 @@ func ddlTable(db, query string, tables map[string]*table) (*table, bool) {
 		if i+1 < len(ids) && ids[i+1].dotted {
 			schema, name = id.name, ids[i+1].name
 		}
-		if t := tables[schema+"."+name]; t != nil {
-			return t, true
+		if replicated(schema, name) {
+			return schema + "." + name, true
 		}
 	}
-	return nil, false
+	return "", false
 }
 
 type ident struct {
