@@ -183,7 +183,12 @@ func replicate(ctx context.Context, log *logrus.Logger, o *options) error {
 	}
 	a := &applier{tgt: tgt, tables: byName, pats: o.tables, snaps: tests, batch: o.batch, interval: o.interval,
 		now: time.Now, lastCommit: time.Now(), checked: map[*binlogstream.Table]bool{}}
-	s, err := newStreamer(o, log, start, flavor)
+	store, err := openSchemaStore(ctx, o.target, tgt)
+	if err != nil {
+		return err
+	}
+	defer store.close()
+	s, err := newStreamer(o, log, start, flavor, store)
 	if err != nil {
 		return err
 	}
@@ -232,7 +237,8 @@ func streamStart(snaps map[string]snapState, tables []*table, flavor string, gti
 	return binlogstream.StartAt(binlogstream.Position{File: first.File, Offset: first.Pos}), nil
 }
 
-func newStreamer(o *options, log *logrus.Logger, start binlogstream.ResumePosition, flavor string) (*binlogstream.BinlogStreamer, error) {
+func newStreamer(o *options, log *logrus.Logger, start binlogstream.ResumePosition, flavor string,
+	store binlogstream.SchemaStore) (*binlogstream.BinlogStreamer, error) {
 	schemas, _ := o.tables.Schemas()
 	syncer := func(d binlogstream.DSN) binlogstream.SyncerConfig {
 		return binlogstream.SyncerConfig{DSN: d, ServerID: uint32(o.serverID), Flavor: flavor, Logger: log,
@@ -243,7 +249,7 @@ func newStreamer(o *options, log *logrus.Logger, start binlogstream.ResumePositi
 		return nil, err
 	}
 	cfg := binlogstream.Config{Source: src, Start: start, Logger: log, ProgressInterval: o.interval,
-		Schema: &binlogstream.SchemaConfig{Snapshot: true, Databases: schemas}}
+		Schema: &binlogstream.SchemaConfig{Store: store, Snapshot: true, Databases: schemas}}
 	if len(o.failover) > 0 {
 		var cfgs []binlogstream.SyncerConfig
 		for _, d := range o.failover {

@@ -75,6 +75,12 @@
 // every --heartbeat), so the checkpoint keeps up with traffic on other
 // tables and a restart after an hour of it does not read that hour again.
 //
+// The streamer's schema history (the table definitions as of each binlog
+// position, which give the row values their meaning under MariaDB's
+// default binlog_row_metadata=NO_LOG) is kept in STATE_DB.schema_history
+// too, on a connection of its own, so a restart neither takes another
+// information_schema snapshot nor reads the binlog up to it again.
+//
 // A duplicate key on INSERT or an UPDATE or DELETE that finds no row (the
 // connection counts found rows, so an update to the same values counts)
 // means the target diverged from the source: the run stops with an error

@@ -77,6 +77,12 @@ func openTarget(ctx context.Context, dsn binlogstream.DSN, stateDB, name string)
 			segments MEDIUMTEXT NULL,
 			PRIMARY KEY (name, tbl)
 		) ENGINE=InnoDB`,
+		"CREATE TABLE IF NOT EXISTS " + t.stateTable("schema_history") + ` (
+			seq BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,
+			name VARCHAR(64) NOT NULL,
+			record LONGTEXT NOT NULL,
+			KEY (name, seq)
+		) ENGINE=InnoDB`,
 	} {
 		if _, err := c.Execute(q); err != nil {
 			_ = c.Close()
