@@ -37,6 +37,36 @@ type applier struct {
 
 	applied, commits uint64
 	checked          map[*binlogstream.Table]bool
+	flavor           string
+	last             place // the last rows event's, to parse a GTID once per transaction
+}
+
+// place is where an event sits, for the snapshot tests: its end, and in
+// GTID mode its transaction's GTID as a set.
+type place struct {
+	end      binlogstream.Position
+	gtid     mysql.GTIDSet
+	gtidText string
+}
+
+// placeOf returns ev's place; a GTID that does not parse is an error,
+// never taken as covered.
+func (a *applier) placeOf(ev *binlogstream.Event) (place, error) {
+	p := place{end: ev.End}
+	if ev.GTID == "" {
+		return p, nil
+	}
+	if ev.GTID == a.last.gtidText {
+		p.gtid, p.gtidText = a.last.gtid, a.last.gtidText
+		return p, nil
+	}
+	g, err := mysql.ParseGTIDSet(a.flavor, ev.GTID)
+	if err != nil {
+		return p, fmt.Errorf("the GTID %q of the event at %s: %w", ev.GTID, ev.End, err)
+	}
+	p.gtid, p.gtidText = g, ev.GTID
+	a.last = p
+	return p, nil
 }
 
 // snapTest says whether a change of a table at an event's position is
@@ -55,32 +85,21 @@ type segTest struct {
 }
 
 // coversKey is covers for the row with integer key k.
-func (s snapTest) coversKey(ev *binlogstream.Event, k []string) bool {
+func (s snapTest) coversKey(p place, k []string) bool {
 	for _, seg := range s.segs {
 		if compareKeys(k, seg.upto) <= 0 {
-			return seg.covers(ev)
+			return seg.covers(p)
 		}
 	}
-	return s.covers(ev)
+	return s.covers(p)
 }
 
-func (s snapTest) covers(ev *binlogstream.Event) bool {
-	if s.gtid != nil && ev.GTID != "" {
-		return s.gtid.Contain(mustGTID(s.gtid, ev.GTID))
+// covers reports whether the snapshot holds the change at p.
+func (s snapTest) covers(p place) bool {
+	if s.gtid != nil && p.gtid != nil {
+		return s.gtid.Contain(p.gtid)
 	}
-	return ev.End.Compare(s.pos) <= 0
-}
-
-func mustGTID(like mysql.GTIDSet, gtid string) mysql.GTIDSet {
-	flavor := mysql.MySQLFlavor
-	if _, ok := like.(*mysql.MariadbGTIDSet); ok {
-		flavor = mysql.MariaDBFlavor
-	}
-	g, err := mysql.ParseGTIDSet(flavor, gtid)
-	if err != nil {
-		return like // unparsable: never reached, the tracker parsed it first
-	}
-	return g
+	return p.end.Compare(s.pos) <= 0
 }
 
 func newSnapTests(snaps map[string]snapState, flavor string, gtidMode bool) (map[string]snapTest, error) {
@@ -118,12 +137,15 @@ func (a *applier) listen(_ context.Context, ev binlogstream.Event) error {
 	case *replication.RowsEvent:
 		name := string(e.Table.Schema) + "." + string(e.Table.Table)
 		if t := a.tables[name]; t != nil {
-			var err error
+			p, err := a.placeOf(&ev)
+			if err != nil {
+				return err
+			}
 			switch st := a.snaps[name]; {
-			case !st.covers(&ev): // after the newest snapshot: every row
+			case !st.covers(p): // after the newest snapshot: every row
 				err = a.apply(&ev, e, t)
 			case len(st.segs) > 0: // rows of older key ranges may need it
-				err = a.applyByKey(&ev, e, t, st)
+				err = a.applyByKey(&ev, p, e, t, st)
 			}
 			if err != nil {
 				return err
@@ -286,7 +308,7 @@ func (a *applier) apply(ev *binlogstream.Event, re *replication.RowsEvent, t *ta
 // position that does not hold it. An update that moves a row between two
 // such ranges is a delete from one and an insert into the other, each
 // where its range needs it.
-func (a *applier) applyByKey(ev *binlogstream.Event, re *replication.RowsEvent, t *table, st snapTest) error {
+func (a *applier) applyByKey(ev *binlogstream.Event, p place, re *replication.RowsEvent, t *table, st snapTest) error {
 	if err := a.check(ev, t); err != nil {
 		return err
 	}
@@ -306,7 +328,7 @@ func (a *applier) applyByKey(ev *binlogstream.Event, re *replication.RowsEvent, 
 		if err != nil {
 			return false, fmt.Errorf("%s at %s: %w", t, at, err)
 		}
-		return !st.coversKey(ev, k), nil
+		return !st.coversKey(p, k), nil
 	}
 	insert := func(row []any) error {
 		args, err := t.pick(row, t.write, nil)

@@ -182,7 +182,7 @@ func replicate(ctx context.Context, log *logrus.Logger, o *options) error {
 		return err
 	}
 	a := &applier{tgt: tgt, tables: byName, pats: o.tables, snaps: tests, batch: o.batch, interval: o.interval,
-		now: time.Now, lastCommit: time.Now(), checked: map[*binlogstream.Table]bool{}}
+		now: time.Now, lastCommit: time.Now(), checked: map[*binlogstream.Table]bool{}, flavor: flavor}
 	store, err := openSchemaStore(ctx, o.target, tgt)
 	if err != nil {
 		return err

@@ -105,8 +105,11 @@ func TestParseFlags(t *testing.T) {
 
 func TestSnapTestCovers(t *testing.T) {
 	file := snapTest{pos: binlogstream.Position{File: "mysql-bin.000002", Offset: 500}}
-	ev := func(file string, end uint64, gtid string) *binlogstream.Event {
-		return &binlogstream.Event{End: binlogstream.Position{File: file, Offset: end}, GTID: gtid}
+	a := &applier{flavor: "mariadb"}
+	ev := func(file string, end uint64, gtid string) place {
+		p, err := a.placeOf(&binlogstream.Event{End: binlogstream.Position{File: file, Offset: end}, GTID: gtid})
+		require.NoError(t, err)
+		return p
 	}
 	assert.True(t, file.covers(ev("mysql-bin.000001", 9000, "")))
 	assert.True(t, file.covers(ev("mysql-bin.000002", 500, "")), "the snapshot's last transaction ends at its position")
@@ -120,6 +123,8 @@ func TestSnapTestCovers(t *testing.T) {
 	assert.True(t, g.covers(ev("x", 1, "0-2-9")), "MariaDB sequence numbers, whatever the server id")
 	assert.False(t, g.covers(ev("x", 1, "0-1-11")))
 	assert.False(t, g.covers(ev("x", 1, "2-1-1")), "another domain")
+	_, err = a.placeOf(&binlogstream.Event{GTID: "0-x"})
+	assert.ErrorContains(t, err, `the GTID "0-x" of the event`)
 	_, err = newSnapTests(map[string]snapState{"a.t": {gtid: "nonsense"}}, "mariadb", true)
 	assert.ErrorContains(t, err, `snapshot state of a.t: GTID set "nonsense"`)
 
