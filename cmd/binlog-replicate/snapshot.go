@@ -196,7 +196,7 @@ func snapshot(ctx context.Context, log logrus.FieldLogger, srcDSN binlogstream.D
 			return err
 		}
 		prev := snaps[t.String()]
-		st, err := copyTable(src, tgt, t, pos, gtid, prev, chunk)
+		st, err := copyTable(ctx, src, tgt, t, pos, gtid, prev, chunk)
 		if err != nil {
 			return err
 		}
@@ -213,7 +213,7 @@ func snapshot(ctx context.Context, log logrus.FieldLogger, srcDSN binlogstream.D
 // left: a table with an integer key resumes after its last copied key
 // (that range becomes a segment as of the old position), any other is
 // copied again.
-func copyTable(src *client.Conn, tgt *target, t *table, pos binlogstream.Position, gtid string,
+func copyTable(ctx context.Context, src *client.Conn, tgt *target, t *table, pos binlogstream.Position, gtid string,
 	prev snapState, chunk int) (snapState, error) {
 	if err := createTarget(src, tgt, t); err != nil {
 		return prev, err
@@ -269,6 +269,9 @@ func copyTable(src *client.Conn, tgt *target, t *table, pos binlogstream.Positio
 		}
 	}
 	for {
+		if err := ctx.Err(); err != nil { // stopped: the committed chunks stay
+			return prev, err
+		}
 		r, err := src.Execute(t.selectChunkSQL(last != nil, chunk), last...)
 		if err != nil {
 			return prev, fmt.Errorf("source: read %s: %w", t, err)
