@@ -99,6 +99,10 @@
 // replicated table in the same database counts). Apply the change to the
 // target and start again under a new --name.
 //
+// One replicator runs per --name and --state-db on a target: a second one
+// waits a few seconds for the target lock (GET_LOCK, released with the
+// first one's connection, a killed one's included) and is refused.
+//
 // # Exit status
 //
 // 0 after SIGINT/SIGTERM (the last batch committed), --stop-at-current or

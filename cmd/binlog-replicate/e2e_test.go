@@ -196,6 +196,10 @@ func TestReplicateNewMatchingTableStops(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return src.QueryValue(t, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND LIKE 'Binlog Dump%'") != "0"
 	}, 20*time.Second, 5*time.Millisecond, "no binlog dump")
+	// A second replicator under the same name is refused.
+	second := r.run(t)
+	require.Equal(t, 1, second.code, second.stderr)
+	require.Contains(t, second.stderr, `another binlog-replicate is running with --name "default" and --state-db "binlogstream" on this target`)
 	src.Exec(t, "CREATE TABLE d.unrelated (id INT PRIMARY KEY)", "CREATE TABLE d.a2 (id INT PRIMARY KEY)")
 	select {
 	case <-exited:

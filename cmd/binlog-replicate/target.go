@@ -52,6 +52,18 @@ func openTarget(ctx context.Context, dsn binlogstream.DSN, stateDB, name string)
 		return nil, fmt.Errorf("target: %w", err)
 	}
 	t := &target{conn: c, stmts: map[string]*client.Stmt{}, stateDB: stateDB, name: name}
+	// One replicator per --name and target: a second one would interleave
+	// its commits with ours. A killed one's lock goes with its connection,
+	// which the server may notice a moment after the kill: wait a little.
+	r, err := c.Execute("SELECT GET_LOCK(?, ?)", "binlog-replicate "+stateDB+"."+name, lockWait.Seconds())
+	if err != nil {
+		_ = c.Close()
+		return nil, fmt.Errorf("target: GET_LOCK: %w", err)
+	}
+	if got, _ := r.GetInt(0, 0); got != 1 {
+		_ = c.Close()
+		return nil, fmt.Errorf("target: another binlog-replicate is running with --name %q and --state-db %q on this target", name, stateDB)
+	}
 	for _, q := range []string{
 		// Values come as the source logged them: timestamps in UTC, zero
 		// dates allowed, a 0 in an AUTO_INCREMENT column kept.
@@ -91,6 +103,9 @@ func openTarget(ctx context.Context, dsn binlogstream.DSN, stateDB, name string)
 	}
 	return t, nil
 }
+
+// lockWait is how long a start waits for the previous run's lock.
+const lockWait = 5 * time.Second
 
 func firstLine(q string) string {
 	for i, c := range q {
