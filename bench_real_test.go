@@ -313,10 +313,25 @@ func compareToSyncer(b *testing.B, cfg binlogstream.SyncerConfig, start, target 
 // SyncerSource uses (no retry, no per-packet read deadline, heartbeats,
 // Annotate_rows asked for): it parses up to target and counts row changes.
 func realSyncerLoop(b *testing.B, cfg binlogstream.SyncerConfig, start, target binlogstream.Position) (events, rows int) {
+	return realSyncerLoopDecoding(b, cfg, start, target, nil)
+}
+
+// headerOnly is a RowsEventDecodeFunc that leaves the rows undecoded: a
+// syncer with it measures the dump itself (the server sending, go-mysql
+// reading and parsing events).
+func headerOnly(re *replication.RowsEvent, data []byte) error {
+	_, err := re.DecodeHeader(data)
+	return err
+}
+
+// realSyncerLoopDecoding is realSyncerLoop with go-mysql's
+// RowsEventDecodeFunc set to decode (nil: go-mysql's own decoding).
+func realSyncerLoopDecoding(b *testing.B, cfg binlogstream.SyncerConfig, start, target binlogstream.Position,
+	decode func(*replication.RowsEvent, []byte) error) (events, rows int) {
 	s := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{ServerID: cfg.ServerID, Flavor: cfg.Flavor,
 		Host: cfg.Host, Port: cfg.Port, User: cfg.User, Password: cfg.Password, Logger: quietSlog(),
 		HeartbeatPeriod: cfg.HeartbeatPeriod, DisableRetrySync: true, MaxReconnectAttempts: 1,
-		DumpCommandFlag: replication.BINLOG_SEND_ANNOTATE_ROWS_EVENT, EventCacheCount: 1024})
+		DumpCommandFlag: replication.BINLOG_SEND_ANNOTATE_ROWS_EVENT, EventCacheCount: 1024, RowsEventDecodeFunc: decode})
 	defer s.Close()
 	st, err := s.StartSync(mysql.Position{Name: start.File, Pos: uint32(start.Offset)})
 	if err != nil {

@@ -69,6 +69,10 @@ type DirConfig struct {
 	// still come in binlog order). 0 means one per core (GOMAXPROCS); 1
 	// decodes on the reading goroutine.
 	DecodeWorkers int
+	// DecodeTable, when set, says which tables' rows to decode, as
+	// SyncerConfig.DecodeTable does: the rows events of the others are not
+	// decoded nor delivered, and the position moves past them.
+	DecodeTable func(schema, table string) bool
 	// Tune, when set, adjusts each stream's go-mysql parser (SetParseTime,
 	// SetUseDecimal, SetTimestampStringLocation, ...). Checksums are
 	// verified by the source itself, before parsing, and the source sets

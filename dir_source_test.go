@@ -270,7 +270,13 @@ func TestDirSourceTruncatedTailIsNotYetThere(t *testing.T) {
 				// there delivers the rest once it is written.
 				go func() {
 					time.Sleep(10 * time.Millisecond)
-					_ = os.WriteFile(path, last.Data, 0o644)
+					// Appended, as a server writes: rewriting the file
+					// would show a reader an empty file for a moment.
+					f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+					if err == nil {
+						_, _ = f.Write(last.Data[cut:])
+						_ = f.Close()
+					}
 				}()
 				rest := stream(t, src, roundTrip(t, resume), n-done, nil)
 				require.ErrorIs(t, rest.err, context.Canceled)

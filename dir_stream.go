@@ -38,10 +38,10 @@ func (s *DirSource) newStream(streamed *Position) (*dirStream, error) {
 	var decode func(*replication.RowsEvent, []byte) error
 	switch {
 	case s.cfg.DecodeWorkers > 1:
-		dec = newRowsDecoder(s.cfg.DecodeWorkers, skip, nil) // no table filter: every table is decoded
+		dec = newRowsDecoder(s.cfg.DecodeWorkers, skip, newTableFilter(s.cfg.DecodeTable))
 		decode = dec.decode
-	case skip != nil: // decoded in place, the replayed rows left out
-		decode = newRowsDecoder(0, skip, nil).decode
+	default: // decoded in place (the replayed rows left out)
+		decode = newRowsDecoder(0, skip, newTableFilter(s.cfg.DecodeTable)).decode
 	}
 	p.SetRowsEventDecodeFunc(guardRows(decode))
 	ctx, cancel := context.WithCancel(context.Background())

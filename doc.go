@@ -141,6 +141,16 @@
 // event (the go-mysql BinlogEvent it points to is shared and never changed
 // after delivery).
 //
+// Rows are decoded by this package's decoder (DecodeRows), not go-mysql's:
+// RowsEvent.Rows holds the values go-mysql's decoder gives, of the same Go
+// types and with the same text (a differential test and a fuzzer hold it
+// to that for every column type), made without fmt and with a few
+// allocations per event instead of several per row. Strings and byte
+// slices share the event's bytes, as go-mysql's do: they stay valid and
+// unchanged as long as they are referenced. Tables with a JSON column,
+// MySQL partial JSON updates and the go-mysql settings ParseTime and
+// UseDecimal (SyncerConfig.Tune) are decoded by go-mysql's decoder.
+//
 // # Sources
 //
 // SyncerSource streams from a server; DirSource reads the server's binlog

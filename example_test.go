@@ -1,6 +1,7 @@
 package binlogstream_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -193,4 +194,30 @@ func ExampleNewDirSource() {
 	// Output:
 	// end of the files: mysql-bin.000001:1447
 	// rows: 12 last event: XIDEvent ending at mysql-bin.000001:1447
+}
+
+// DecodeRows plugs this package's row decoder into go-mysql for a
+// program that reads events with go-mysql itself: the same values as
+// go-mysql's decoder, made faster. Here a go-mysql parser reads a binlog
+// file's bytes; BinlogSyncerConfig.RowsEventDecodeFunc takes it the same way.
+func ExampleDecodeRows() {
+	tbl := th.Table{ID: 7, Schema: "shop", Name: "orders",
+		Columns: []th.Column{{Name: "id", Type: th.BigInt}, {Name: "note", Type: th.Varchar(40)}}}
+	bl := th.NewBuilder(th.MariaDB).Txn(func(x *th.Txn) {
+		x.Insert(tbl, th.Row{int64(1), "first"}, th.Row{int64(2), nil})
+	}).Build()
+
+	p := replication.NewBinlogParser()
+	p.SetRowsEventDecodeFunc(binlogstream.DecodeRows()) // one per stream
+	err := p.ParseReader(bytes.NewReader(bl.Files[0].Data[4:]), func(ev *replication.BinlogEvent) error {
+		if re, ok := ev.Event.(*replication.RowsEvent); ok {
+			fmt.Printf("%s.%s %v\n", re.Table.Schema, re.Table.Table, re.Rows)
+		}
+		return nil
+	})
+	if err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// shop.orders [[1 first] [2 <nil>]]
 }

@@ -37,3 +37,36 @@ func (t *gtidTracker) Observe(ev *replication.BinlogEvent) (action string, start
 // DisableSchema turns schema tracking off, for benchmarks that measure
 // what it costs.
 func DisableSchema(s *BinlogStreamer) { s.schemaOff = true }
+
+// RowsDecoderForTest decodes rows events with this package's decoder
+// (rows_decode.go) where it applies and go-mysql's elsewhere, as the
+// sources do; Fast counts the events this package's decoder decoded.
+type RowsDecoderForTest struct {
+	plans planCache
+	Fast  int
+}
+
+// Decode is a go-mysql RowsEventDecodeFunc.
+func (d *RowsDecoderForTest) Decode(re *replication.RowsEvent, data []byte) error {
+	pos, err := re.DecodeHeader(data)
+	if err != nil {
+		return err
+	}
+	if s, ok := fastSettings(re); ok {
+		handled, err := decodeRowsFast(re, d.plans.plan(re), s, pos, data)
+		if handled && err == nil {
+			d.Fast++
+		}
+		if handled || err != nil {
+			return err
+		}
+	}
+	return re.DecodeData(pos, data)
+}
+
+// FastRowsSettings reports whether the fast decoder applies to re's
+// parser settings.
+func FastRowsSettings(re *replication.RowsEvent) bool {
+	_, ok := fastSettings(re)
+	return ok
+}

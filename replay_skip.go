@@ -39,6 +39,18 @@ func SkipReplayedRows(streamed Position) func(*replication.RowsEvent, []byte) er
 	return newRowsDecoder(0, newReplayWindow(streamed), nil).decode
 }
 
+// DecodeRows returns a go-mysql RowsEventDecodeFunc (for
+// BinlogSyncerConfig or BinlogParser.SetRowsEventDecodeFunc) that decodes
+// rows with this package's decoder: the values go-mysql's own decoder
+// gives, of the same types, in a fraction of its time (no fmt, a few
+// allocations per event); JSON columns, MySQL partial JSON updates and the
+// parser settings ParseTime and UseDecimal are left to go-mysql's. Every
+// source of this package decodes with it. Use one per dump: it keeps the
+// last tables' column plans and is not safe for concurrent use.
+func DecodeRows() func(*replication.RowsEvent, []byte) error {
+	return newRowsDecoder(0, nil, nil).decode
+}
+
 // replayWindow says which rows events of a dump end at or before a
 // streamed position: those whose rows a resume drops undecoded.
 type replayWindow struct {

@@ -21,16 +21,31 @@ type rowsDecoder struct {
 	stop   chan struct{}
 	once   sync.Once
 
+	plans   planCache // on go-mysql's goroutine only
 	mu      sync.Mutex
 	pending map[*replication.RowsEvent]*rowsJob
 }
 
 type rowsJob struct {
-	re   *replication.RowsEvent
-	pos  int
-	data []byte
-	err  error
-	done chan struct{}
+	re       *replication.RowsEvent
+	fast     bool       // this package's decoder applies to the parser's settings
+	plan     *tablePlan // nil: the table has a column it leaves to go-mysql's
+	settings rowsSettings
+	pos      int
+	data     []byte
+	err      error
+	done     chan struct{}
+}
+
+// run decodes the job's rows: with this package's decoder when it applies
+// (rows_decode.go), else with go-mysql's.
+func (j *rowsJob) run() error {
+	if j.fast { // decodeRowsFast also refuses the events go-mysql's decoder never finishes
+		if ok, err := decodeRowsFast(j.re, j.plan, j.settings, j.pos, j.data); ok || err != nil {
+			return err
+		}
+	}
+	return j.re.DecodeData(j.pos, j.data)
 }
 
 // newRowsDecoder starts workers goroutines; with none, decode decodes the
@@ -52,7 +67,7 @@ func (d *rowsDecoder) work() {
 		case <-d.stop:
 			return
 		case j := <-d.jobs:
-			j.err = j.re.DecodeData(j.pos, j.data)
+			j.err = j.run()
 			close(j.done)
 		}
 	}
@@ -72,10 +87,16 @@ func (d *rowsDecoder) decode(re *replication.RowsEvent, data []byte) error {
 		re.Rows = noRows
 		return nil
 	}
-	if d.jobs == nil { // no workers: decode here
-		return re.DecodeData(pos, data)
+	j := &rowsJob{re: re, pos: pos, data: data}
+	if fastRowsDecode {
+		if j.settings, j.fast = fastSettings(re); j.fast {
+			j.plan = d.plans.plan(re)
+		}
 	}
-	j := &rowsJob{re: re, pos: pos, data: data, done: make(chan struct{})}
+	if d.jobs == nil { // no workers: decode here
+		return j.run()
+	}
+	j.done = make(chan struct{})
 	d.mu.Lock()
 	d.pending[re] = j
 	d.mu.Unlock()

@@ -131,14 +131,28 @@ func TestWireTableFilter(t *testing.T) {
 			}
 		}
 		_ = filtered
-		for _, workers := range []int{1, 3} {
-			full := runWire(t, src(workers, onlyOrders), start, n-usersRowsEvents(bl, gtid))
-			require.Equal(t, want, full.entries, "gtid=%v workers=%d", gtid, workers)
-			for k := 1; k < full.events; k++ {
-				first := runWire(t, src(workers, onlyOrders), start, k)
-				rest := runWire(t, src(workers, onlyOrders), reparseToken(t, first.last), full.events-k)
-				require.True(t, rest.err == nil || errors.Is(rest.err, context.Canceled), "gtid=%v workers=%d crash after %d: %v", gtid, workers, k, rest.err)
-				require.Equal(t, want, append(first.entries, rest.entries...), "gtid=%v workers=%d crash after %d", gtid, workers, k)
+		// The same filter on the binlog's files (DirConfig.DecodeTable).
+		dir := writeDir(t, bl, false).Dir()
+		dirSrc := func(workers int, filter func(string, string) bool) binlogstream.Source {
+			s, err := binlogstream.NewDirSource(binlogstream.DirConfig{Dir: dir, DecodeWorkers: workers, DecodeTable: filter,
+				PollInterval: time.Millisecond, HeartbeatPeriod: 5 * time.Millisecond})
+			require.NoError(t, err)
+			return s
+		}
+		for _, source := range []struct {
+			name string
+			make func(int, func(string, string) bool) binlogstream.Source
+		}{{"server", src}, {"files", dirSrc}} {
+			for _, workers := range []int{1, 3} {
+				full := runWire(t, source.make(workers, onlyOrders), start, n-usersRowsEvents(bl, gtid))
+				require.Equal(t, want, full.entries, "%s gtid=%v workers=%d", source.name, gtid, workers)
+				for k := 1; k < full.events; k++ {
+					first := runWire(t, source.make(workers, onlyOrders), start, k)
+					rest := runWire(t, source.make(workers, onlyOrders), reparseToken(t, first.last), full.events-k)
+					require.True(t, rest.err == nil || errors.Is(rest.err, context.Canceled), "%s gtid=%v workers=%d crash after %d: %v",
+						source.name, gtid, workers, k, rest.err)
+					require.Equal(t, want, append(first.entries, rest.entries...), "%s gtid=%v workers=%d crash after %d", source.name, gtid, workers, k)
+				}
 			}
 		}
 	}

@@ -49,9 +49,9 @@ type SyncerConfig struct {
 	// DecodeWorkers is how many goroutines decode rows events, in
 	// parallel with go-mysql's reading goroutine and with each other;
 	// events still reach the streamer in binlog order. 0 means one per
-	// core (GOMAXPROCS); 1 or less decodes on go-mysql's goroutine, as
-	// go-mysql does by itself. A Tune that sets its own
-	// RowsEventDecodeFunc turns this off.
+	// core (GOMAXPROCS); 1 or less decodes on go-mysql's goroutine. Rows
+	// are decoded by this package's decoder (DecodeRows) either way. A
+	// Tune that sets its own RowsEventDecodeFunc turns both off.
 	DecodeWorkers int
 	// DecodeTable, when set, says which tables' rows to decode. The rows
 	// events of the others are not decoded and not delivered: the
@@ -234,7 +234,7 @@ func (s *SyncerSource) openTLS(ctx context.Context, tlsConfig *tls.Config, skip 
 	case s.cfg.DecodeWorkers > 1:
 		dec = newRowsDecoder(s.cfg.DecodeWorkers, skip, filter)
 		cfg.RowsEventDecodeFunc = dec.decode
-	case skip != nil || filter != nil: // decoded in place, as go-mysql does
+	default: // decoded in place, on go-mysql's goroutine
 		cfg.RowsEventDecodeFunc = newRowsDecoder(0, skip, filter).decode
 	}
 	// go-mysql hands each decoded event to q on its reading goroutine; the

@@ -107,9 +107,21 @@ func (t *Table) Value(i int, raw any) any {
 	if raw == nil || t == nil || i < 0 || i >= len(t.Columns) {
 		return raw
 	}
+	// A value that needs no change is returned as raw, the same interface:
+	// boxing it again would allocate.
 	c := &t.Columns[i]
 	switch c.DataType {
 	case "tinyint", "smallint", "mediumint", "int", "bigint":
+		switch raw.(type) {
+		case int64:
+			if !c.Unsigned {
+				return raw
+			}
+		case uint64:
+			if c.Unsigned {
+				return raw
+			}
+		}
 		return integer(raw, c.Unsigned, c.DataType)
 	case "bit":
 		if n, ok := asInt64(raw); ok {
@@ -123,11 +135,19 @@ func (t *Table) Value(i int, raw any) any {
 		b := asBytes(raw)
 		if c.Length > len(b) {
 			b = append(append(make([]byte, 0, c.Length), b...), make([]byte, c.Length-len(b))...)
+		} else if _, ok := raw.([]byte); ok {
+			return raw
 		}
 		return b
 	case "varbinary", "tinyblob", "blob", "mediumblob", "longblob":
+		if _, ok := raw.([]byte); ok {
+			return raw
+		}
 		return asBytes(raw)
 	case "char", "varchar", "tinytext", "text", "mediumtext", "longtext":
+		if s, ok := raw.(string); ok && (isUTF8Charset(c.Charset) || asciiCompatible(c.Charset) && isASCII(s)) {
+			return raw
+		}
 		return decodeText(raw, c.Charset)
 	case "enum":
 		if c.Elems == nil {
@@ -157,7 +177,10 @@ func (t *Table) Value(i int, raw any) any {
 		}
 	case "time", "datetime", "timestamp":
 		if s, ok := raw.(string); ok {
-			return withFraction(s, c.FSP)
+			if f := withFraction(s, c.FSP); len(f) != len(s) {
+				return f
+			}
+			return raw
 		}
 	case "uuid":
 		if b := asBytes(raw); len(b) <= 16 {
@@ -176,7 +199,7 @@ func (t *Table) Value(i int, raw any) any {
 		case []byte:
 			return string(v)
 		case string:
-			return v
+			return raw
 		}
 	default:
 		if isGeometryType(c.DataType) {
@@ -308,14 +331,13 @@ func decodeText(raw any, cs string) any {
 	var b []byte
 	switch v := raw.(type) {
 	case string:
-		switch cs {
-		case "", "utf8mb4", "utf8mb3", "utf8", "ascii":
+		if isUTF8Charset(cs) {
 			return v
 		}
 		b = []byte(v)
 	case []byte:
 		b = v
-		if cs == "" || cs == "utf8mb4" || cs == "utf8mb3" || cs == "ascii" {
+		if isUTF8Charset(cs) {
 			return string(v)
 		}
 	default:
@@ -336,6 +358,36 @@ func decodeText(raw any, cs string) any {
 		return RawText{Charset: cs, Bytes: b}
 	}
 	return string(out)
+}
+
+// isUTF8Charset: text in it is UTF-8 as stored ("": not known, taken as
+// UTF-8 as go-mysql does).
+func isUTF8Charset(cs string) bool {
+	switch cs {
+	case "", "utf8mb4", "utf8mb3", "utf8", "ascii":
+		return true
+	}
+	return false
+}
+
+// asciiCompatible: the single-byte charsets whose bytes below 0x80 are
+// ASCII, so that pure ASCII text is the same string in UTF-8.
+func asciiCompatible(cs string) bool {
+	switch cs {
+	case "latin1", "latin2", "latin5", "latin7", "greek", "hebrew", "cp1250", "cp1251", "cp1256", "cp1257",
+		"cp850", "cp852", "cp866", "koi8r", "koi8u", "macroman":
+		return true
+	}
+	return false
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // decodeLatin1 decodes the server's latin1, which is cp1252 with the five

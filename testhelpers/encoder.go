@@ -313,9 +313,10 @@ func HeartbeatV2Body(file string, pos uint64) []byte {
 	return append(b, replication.OTW_HB_HEADER_END_MARK)
 }
 
-// compressMariaDB writes the format mysql.DecompressMariadbData reads: a
+// CompressMariaDB compresses rows as MariaDB's compressed rows events hold
+// them, in the format mysql.DecompressMariadbData reads: a
 // byte 0x80|n, the uncompressed length in n big-endian bytes, zlib data.
-func compressMariaDB(data []byte) []byte {
+func CompressMariaDB(data []byte) []byte {
 	b := []byte{0x80 | 4}
 	b = binary.BigEndian.AppendUint32(b, uint32(len(data)))
 	var buf bytes.Buffer

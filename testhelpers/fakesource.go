@@ -171,6 +171,7 @@ func (s *FakeSource) open(ctx context.Context, desc string) (*fakeStream, error)
 	}
 	s.opens = append(s.opens, desc)
 	st := &fakeStream{src: s, bl: s.bl, parser: replication.NewBinlogParser(), failAt: -1, closed: make(chan struct{})}
+	st.parser.SetRowsEventDecodeFunc(binlogstream.DecodeRows()) // as the real sources decode
 	st.parser.SetFlavor(string(s.bl.Flavor))
 	st.parser.SetVerifyChecksum(true)
 	if n, ok := s.failures[idx]; ok {

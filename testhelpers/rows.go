@@ -251,7 +251,7 @@ func RowsBody(typ replication.EventType, t Table, flags uint16, rows []Row) ([]b
 		}
 	}
 	if isCompressed(typ) {
-		data = compressMariaDB(data)
+		data = CompressMariaDB(data)
 	}
 	return append(b, data...), nil
 }

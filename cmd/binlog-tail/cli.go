@@ -55,6 +55,8 @@ Lines (keys always in this order; gtid only when the transaction has one):
   {"type":"insert|update|delete","schema":S,"table":T,"row":{"col":V,...},
    "before":{...} (update only),"gtid":G,"file":F,"pos":P,"resume":R}
   {"type":"query","schema":S,"query":Q,"gtid":G,"file":F,"pos":P,"resume":R}
+  {"type":"progress","gtid":G,"file":F,"pos":P,"resume":R} (--tables only:
+   the stream went past other tables' rows up to there)
 A table line precedes the rows of each statement (one per Table_map). Rows
 are keyed by column name as of their binlog position (the schema history
 lives in FILE.schema); a column the row image left out is absent. Where no
@@ -90,6 +92,8 @@ type options struct {
 	// CPUProfile, when set, is where a CPU profile of the run goes.
 	CPUProfile string
 	Demo       bool
+	// Tables, when set, are the tables whose rows are written (--tables).
+	Tables binlogstream.TablePatterns
 	// GTID streams in GTID mode; FailoverTo are the failover candidates
 	// (GTID mode only), in order of preference.
 	GTID       bool
@@ -122,6 +126,12 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		"otherwise the MYSQL_PWD environment variable gives it")
 	fs.UintVar(&o.ServerID, "server-id", defaultServerID, "replica server id to register with; must differ from every other replica's (and every other binlog-tail's) on the server")
 	fs.StringVar(&o.Flavor, "flavor", "", "mysql or mariadb (default: detected from the server version)")
+	fs.Func("tables", "write the rows of these tables only: comma-separated schema.table patterns (* and ? match within a name: app.orders,app.audit_*); "+
+		"other tables' rows are not decoded, and a progress line carries the position past them about once a second. Resume a file with the same --tables", func(s string) error {
+		p, err := binlogstream.ParseTablePatterns(s)
+		o.Tables = p
+		return err
+	})
 	fs.BoolVar(&o.Quiet, "quiet", false, "no progress lines or warnings on stderr")
 	fs.BoolVar(&o.NoSnapshot, "no-schema-snapshot", false, "do not read information_schema for tables created before the stream (their rows are\n"+
 		"positional unless binlog_row_metadata=FULL); the snapshot needs SELECT on them")
@@ -335,7 +345,8 @@ func runTail(ctx context.Context, o options, stderr io.Writer) error {
 			Base:   o.BinlogBase,
 			Flavor: o.Flavor,
 			// TIMESTAMP values render the same wherever binlog-tail runs.
-			Tune: func(p *replication.BinlogParser) { p.SetTimestampStringLocation(time.UTC) },
+			Tune:        func(p *replication.BinlogParser) { p.SetTimestampStringLocation(time.UTC) },
+			DecodeTable: o.tableFilter(),
 		}); err != nil {
 			return fmt.Errorf("--binlog-dir: %w", err)
 		}
@@ -383,6 +394,7 @@ func runTail(ctx context.Context, o options, stderr io.Writer) error {
 			// the decoder ahead of the listener without a large live heap
 			// (see gcPercent).
 			EventCacheCount: 128,
+			DecodeTable:     o.tableFilter(),
 			Tune: func(c *replication.BinlogSyncerConfig) {
 				// TIMESTAMP values render the same wherever binlog-tail runs.
 				c.TimestampStringLocation = time.UTC
@@ -422,6 +434,7 @@ func runTail(ctx context.Context, o options, stderr io.Writer) error {
 		// the tables the files create or alter are known, others are
 		// positional unless the files carry FULL row metadata.
 		SchemaSnapshot: !o.NoSnapshot && !offline,
+		Tables:         o.Tables,
 	}
 	if o.GTID {
 		if cfg.Start, cfg.TargetGTID, err = gtidPositions(ctx, o, prober, info.Flavor, !rec.Lines, offline); err != nil {
@@ -459,6 +472,14 @@ func runTail(ctx context.Context, o options, stderr io.Writer) error {
 			"continues the stream: add --binlog-dir DIR): %w", se.Start, err)
 	}
 	return err
+}
+
+// tableFilter is the sources' DecodeTable for --tables; nil without it.
+func (o options) tableFilter() func(schema, table string) bool {
+	if o.Tables == nil {
+		return nil
+	}
+	return o.Tables.Match
 }
 
 // inspectDir resolves, from the files of --binlog-dir, the flavor and in

@@ -6,7 +6,7 @@
 //
 //	binlog-tail --dsn 'USER@tcp(HOST:PORT)/' [--password-file FILE] --out FILE
 //	    [--start oldest|current|FILE:POS] [--stop-at-current]
-//	    [--server-id N] [--flavor mysql|mariadb] [--no-schema-snapshot] [--quiet] [--cpuprofile FILE]
+//	    [--tables PATTERNS] [--server-id N] [--flavor mysql|mariadb] [--no-schema-snapshot] [--quiet] [--cpuprofile FILE]
 //	binlog-tail --dsn DSN --out FILE --gtid [--failover-to DSN]...
 //	    [--start oldest|current|GTID_SET] [--stop-at-current] [...]
 //	binlog-tail --binlog-dir DIR --out FILE [--gtid] [--start ...] [--stop-at-current] [...]
@@ -47,6 +47,20 @@
 //     DIR and handed over to the server at a file end, between
 //     transactions. Without DIR, a resume in a purged file fails (error
 //     1236) with a hint to add --binlog-dir.
+//   - --tables PATTERNS: write the rows and table lines of these tables
+//     only (statement lines stay, for every table): comma-separated
+//     schema.table patterns, * and ? matching within a name
+//     (app.orders,app.audit_*,*.events; binlogstream.ParseTablePatterns).
+//     The other tables' rows are not even decoded
+//     (SyncerConfig.DecodeTable). While the stream moves past them, a
+//     progress line carries the position about once a second, and once
+//     more where a run stops cleanly (--stop-at-current, SIGTERM), so that
+//     a restart after a long stretch of other tables' traffic does not
+//     read it again. The schema snapshot covers the patterns' databases when
+//     they name fixed ones. Resume a file with the same --tables: a line
+//     written under other patterns would not be rewritten (in GTID mode a
+//     token taken inside a transaction counts the rows written, and is
+//     refused under other patterns).
 //   - --password-file FILE: the password of every DSN (--dsn,
 //     --failover-to) written without one, from FILE's first line; FILE
 //     must give group and others no access (chmod 600). Without it the
@@ -125,6 +139,10 @@
 //	{"type":"table","schema":S,"table":T,"source":"binlog|history|unknown","columns":[{"name":N,"type":TY,"charset":C,"nullable":B},...],"primary_key":[N,...],"unknown":WHY,"gtid":G,"file":F,"pos":P,"resume":R}
 //	{"type":"insert|update|delete","schema":S,"table":T,"positional":true,"row":{...}|[...],"before":{...}|[...],"gtid":G,"file":F,"pos":P,"resume":R}
 //	{"type":"query","schema":S,"query":Q,"gtid":G,"file":F,"pos":P,"resume":R}
+//	{"type":"progress","gtid":G,"file":F,"pos":P,"resume":R}
+//
+// A progress line (only with --tables) says the stream went past rows of
+// other tables up to there; it carries no data.
 //
 // "row" is the inserted row, the updated row's after image, or the deleted
 // row: an object keyed by column name, in the table's column order, as of

@@ -89,7 +89,7 @@ func TestEndToEndArchiveThenLive(t *testing.T) {
 			return max(0, at-256<<10+rand.Int64N(512<<10))
 		}, 24, args(out)...)
 		t.Logf("%d kills", kills)
-		compareKilled(t, want, out)
+		compareKilled(t, want, out, requireSameLines)
 	})
 
 	t.Run("gtid", func(t *testing.T) {
@@ -115,7 +115,7 @@ func TestEndToEndArchiveThenLive(t *testing.T) {
 			return max(0, at-256<<10+rand.Int64N(512<<10))
 		}, 12, args(out, "--gtid")...)
 		t.Logf("%d kills", kills)
-		compareKilled(t, wantGTID, out)
+		compareKilled(t, wantGTID, out, requireSameLines)
 	})
 
 	t.Run("without the archive", func(t *testing.T) {

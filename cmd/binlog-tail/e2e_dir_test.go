@@ -130,7 +130,7 @@ func TestEndToEndBinlogDir(t *testing.T) {
 		kills := killUntilDone(t, out, int64(len(online)), 12,
 			"--binlog-dir", archive, "--out", out, "--start", "oldest", "--stop-at-current", "--quiet")
 		t.Logf("%d kills", kills)
-		compareKilled(t, online, out)
+		compareKilled(t, online, out, requireSameLines)
 	})
 
 	t.Run("follow", func(t *testing.T) {

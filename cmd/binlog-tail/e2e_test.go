@@ -207,6 +207,14 @@ func TestEndToEndMariaDB(t *testing.T) {
 // it wantKills times at random moments, and compares the file with want.
 func killAtRandom(t *testing.T, want []byte, out string, wantKills int, args func(out string) []string) {
 	t.Helper()
+	killAtRandomComparing(t, want, out, wantKills, args, requireSameLines)
+}
+
+// killAtRandomComparing is killAtRandom comparing each finished output
+// with want by same.
+func killAtRandomComparing(t *testing.T, want []byte, out string, wantKills int, args func(out string) []string,
+	same func(t *testing.T, want, got []byte)) {
+	t.Helper()
 	// A full run takes a fraction of a second, so the moments are
 	// drawn as output sizes (kill once the file has grown past one) and,
 	// for every third run, as a delay of 0-20 ms after the start
@@ -264,10 +272,10 @@ func killAtRandom(t *testing.T, want []byte, out string, wantKills int, args fun
 			sizes = append(sizes, rand.Int64N(int64(len(want))))
 		}
 		slices.Sort(sizes[kills:])
-		compareKilled(t, want, out)
+		compareKilled(t, want, out, same)
 	}
 	t.Logf("%d kills, %d of them left a cut last line", kills, cut)
-	compareKilled(t, want, out)
+	compareKilled(t, want, out, same)
 }
 
 // checkReference makes sure the reference is not trivially empty: every
@@ -298,14 +306,14 @@ func checkReference(t *testing.T, want []byte) {
 }
 
 // compareKilled compares the file the kill test left with the reference.
-func compareKilled(t *testing.T, want []byte, out string) {
+func compareKilled(t *testing.T, want []byte, out string, same func(t *testing.T, want, got []byte)) {
 	t.Helper()
 	if _, err := os.Stat(out); errors.Is(err, os.ErrNotExist) {
 		return
 	}
 	got, err := os.ReadFile(out)
 	require.NoError(t, err)
-	requireSameLines(t, want, got)
+	same(t, want, got)
 }
 
 // requireSameLines compares two outputs whole, and without file, pos and

@@ -35,7 +35,7 @@ func isTxnMarker(q []byte) bool {
 func appendRowLine(b []byte, kind string, re *replication.RowsEvent, tbl *binlogstream.Table, before, after []any,
 	skipBefore, skipAfter []int, ev *binlogstream.Event, resume binlogstream.ResumePosition) []byte {
 	b = appendRowHead(b, kind, re, tbl)
-	b = appendRowImages(b, tbl, before, after, skipBefore, skipAfter)
+	b = appendRowImages(b, tbl, newTableFormat(tbl), before, after, skipBefore, skipAfter)
 	b = appendTailHead(b, ev)
 	return appendToken(b, resume)
 }
@@ -55,14 +55,114 @@ func appendRowHead(b []byte, kind string, re *replication.RowsEvent, tbl *binlog
 	return append(b, `,"row":`...)
 }
 
-// appendRowImages: the row, then `,"before":...` for an update.
-func appendRowImages(b []byte, tbl *binlogstream.Table, before, after []any, skipBefore, skipAfter []int) []byte {
-	b = appendRow(b, tbl, after, skipAfter)
+// appendRowImages: the row, then `,"before":...` for an update. tf, when
+// not nil, is the table's tableFormat.
+func appendRowImages(b []byte, tbl *binlogstream.Table, tf *tableFormat, before, after []any, skipBefore, skipAfter []int) []byte {
+	b = appendRow(b, tbl, tf, after, skipAfter)
 	if before != nil {
 		b = append(b, `,"before":`...)
-		b = appendRow(b, tbl, before, skipBefore)
+		b = appendRow(b, tbl, tf, before, skipBefore)
 	}
 	return b
+}
+
+// tableFormat is what is worked out once per table version for the rows of
+// its events: each column's `"name":` key and how its values are written.
+type tableFormat struct {
+	keys [][]byte
+	enc  []colEncoding
+}
+
+// colEncoding says how a column's values are written.
+type colEncoding uint8
+
+const (
+	// encValue: through Table.Value (the general case).
+	encValue colEncoding = iota
+	// encSigned: a signed integer column; go-mysql's value is the server's.
+	encSigned
+	// encUTF8: text in a UTF-8 charset, go-mysql's string as it is.
+	encUTF8
+	// encAsIs: DECIMAL, FLOAT, DOUBLE: go-mysql's value is the server's.
+	encAsIs
+	// encBytes: VARBINARY and BLOB, bytes whichever Go type holds them.
+	encBytes
+	// encLatin1: text in latin1 (MariaDB's default charset), the same
+	// bytes in UTF-8 when they are ASCII.
+	encLatin1
+)
+
+// newTableFormat is tbl's tableFormat; nil when its columns are unknown.
+func newTableFormat(tbl *binlogstream.Table) *tableFormat {
+	if !tbl.Known() {
+		return nil
+	}
+	tf := &tableFormat{keys: make([][]byte, len(tbl.Columns)), enc: make([]colEncoding, len(tbl.Columns))}
+	var all []byte
+	ends := make([]int, len(tbl.Columns))
+	for i, c := range tbl.Columns {
+		all = append(appendString(all, c.Name), ':')
+		ends[i] = len(all)
+		switch {
+		case isIntegerType(c.DataType) && !c.Unsigned:
+			tf.enc[i] = encSigned
+		case isTextType(c.DataType) && (c.Charset == "utf8mb4" || c.Charset == "utf8mb3" || c.Charset == "ascii"):
+			tf.enc[i] = encUTF8
+		case c.DataType == "decimal" || c.DataType == "float" || c.DataType == "double":
+			tf.enc[i] = encAsIs
+		case c.DataType == "varbinary" || c.DataType == "tinyblob" || c.DataType == "blob" ||
+			c.DataType == "mediumblob" || c.DataType == "longblob":
+			tf.enc[i] = encBytes
+		case isTextType(c.DataType) && c.Charset == "latin1":
+			tf.enc[i] = encLatin1
+		}
+	}
+	from := 0
+	for i, end := range ends {
+		tf.keys[i] = all[from:end:end]
+		from = end
+	}
+	return tf
+}
+
+// appendColumn writes column i's value v as encoding says, falling back
+// to the general appendColumn for values of another Go type.
+func (tf *tableFormat) appendColumn(b []byte, tbl *binlogstream.Table, i int, v any) []byte {
+	switch tf.enc[i] {
+	case encSigned:
+		switch v.(type) {
+		case int64, int32, int16, int8:
+			return appendValue(b, v)
+		}
+	case encUTF8, encBytes:
+		switch x := v.(type) {
+		case string:
+			return appendString(b, x)
+		case []byte:
+			return appendBytes(b, x)
+		}
+	case encLatin1:
+		switch x := v.(type) {
+		case string:
+			if isASCII(x) {
+				return appendString(b, x)
+			}
+		case []byte:
+			if isASCII(x) {
+				return appendBytes(b, x)
+			}
+		}
+	case encAsIs:
+		switch x := v.(type) {
+		case string:
+			return appendString(b, x)
+		case float64:
+			return appendFloat(b, x, 64)
+		case float32:
+			return appendFloat(b, float64(x), 32)
+		}
+	}
+	return appendColumn(b, tbl, i, v)
 }
 
 // appendTableLine appends the line of a Table_map: the table the rows after
@@ -131,6 +231,14 @@ func appendQueryLine(b []byte, q *replication.QueryEvent, ev *binlogstream.Event
 	return appendToken(b, ev.Resume)
 }
 
+// appendProgressLine: the position moved past events that write no line
+// (rows of tables --tables leaves out).
+func appendProgressLine(b []byte, ev *binlogstream.Event) []byte {
+	b = append(b, `{"type":"progress"`...)
+	b = appendTailHead(b, ev)
+	return appendToken(b, ev.Resume)
+}
+
 // appendTailHead writes the fields every line of ev ends with, up to the
 // value of "resume", which is always the last key (outfile.go reads it
 // back).
@@ -158,7 +266,7 @@ func appendToken(b []byte, resume binlogstream.ResumePosition) []byte {
 // appendRow writes a row image: an object keyed by column name, in the
 // table's column order and without the columns the image left out, when
 // the table is known; else an array of every value.
-func appendRow(b []byte, tbl *binlogstream.Table, row []any, skipped []int) []byte {
+func appendRow(b []byte, tbl *binlogstream.Table, tf *tableFormat, row []any, skipped []int) []byte {
 	if !tbl.Known() || len(tbl.Columns) != len(row) {
 		b = append(b, '[')
 		for i, v := range row {
@@ -179,31 +287,33 @@ func appendRow(b []byte, tbl *binlogstream.Table, row []any, skipped []int) []by
 			b = append(b, ',')
 		}
 		first = false
-		b = appendString(b, tbl.Columns[i].Name)
-		b = append(b, ':')
-		b = appendColumn(b, tbl, i, v)
+		if tf == nil {
+			b = append(appendString(b, tbl.Columns[i].Name), ':')
+			b = appendColumn(b, tbl, i, v)
+			continue
+		}
+		b = append(b, tf.keys[i]...)
+		if v == nil {
+			b = append(b, "null"...)
+		} else {
+			b = tf.appendColumn(b, tbl, i, v)
+		}
 	}
 	return append(b, '}')
 }
 
-// appendColumn writes column i's value as the server means it
-// (Table.Value). The common values that Value would return unchanged,
-// signed integers and UTF-8 text, are written as they are, without the
-// allocation of boxing a converted value.
-func appendColumn(b []byte, tbl *binlogstream.Table, i int, v any) []byte {
-	if tbl != nil && i < len(tbl.Columns) {
-		c := &tbl.Columns[i]
-		switch v.(type) {
-		case int8, int16, int32, int64:
-			if !c.Unsigned && isIntegerType(c.DataType) {
-				return appendValue(b, v)
-			}
-		case string:
-			if isTextType(c.DataType) && (c.Charset == "utf8mb4" || c.Charset == "utf8mb3" || c.Charset == "ascii") {
-				return appendValue(b, v)
-			}
+func isASCII[T string | []byte](s T) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
 		}
 	}
+	return true
+}
+
+// appendColumn writes column i's value as the server means it
+// (Table.Value; a value it does not change costs no allocation).
+func appendColumn(b []byte, tbl *binlogstream.Table, i int, v any) []byte {
 	return appendValue(b, tbl.Value(i, v))
 }
 

@@ -37,6 +37,13 @@ type tailConfig struct {
 	// tables created before the stream (the Source must be a server). The
 	// schema history is kept next to the output file, in FILE.schema.
 	SchemaSnapshot bool
+	// Tables, when set, are the tables whose rows and table lines are
+	// written; the Source must leave the others' rows undecoded (their
+	// DecodeTable). A progress line then carries the position past them.
+	Tables binlogstream.TablePatterns
+	// progressInterval is the streamer's ProgressInterval with Tables
+	// (default 1 s; tests shorten it).
+	progressInterval time.Duration
 
 	MaxReconnectAttempts int
 	ReconnectBackoff     time.Duration
@@ -93,6 +100,12 @@ type tailer struct {
 	lines   atomic.Uint64
 	rows    atomic.Uint64
 	reached bool
+
+	// With --tables: when the last line was queued, and how old it may get
+	// before an event that writes no line writes a progress line.
+	lastLine      time.Time
+	lastResume    binlogstream.ResumePosition
+	progressEvery time.Duration
 }
 
 // job is one event on its way to the file.
@@ -106,8 +119,13 @@ type job struct {
 	ready   chan struct{} // formatted
 	done    chan struct{} // written; only waited for on a crash
 	partial map[int][]any // a partial JSON update's after images (values), by row image index
-	head    []byte        // scratch for the rows event's per-line prefix and tail
-	tail    []byte
+	// progress: the event's line is a progress line (--tables).
+	progress bool
+	head     []byte // scratch for the rows event's per-line prefix and tail
+	tail     []byte
+	// The last table this job formatted rows of, and its tableFormat.
+	tfOf *binlogstream.Table
+	tf   *tableFormat
 }
 
 const (
@@ -266,6 +284,21 @@ func tail(ctx context.Context, path string, cfg tailConfig) (res tailResult, err
 	}
 	store := binlogstream.NewFileSchemaStore(schemaPath(path))
 	defer store.Close()
+	schema := &binlogstream.SchemaConfig{Store: store, Snapshot: cfg.SchemaSnapshot}
+	var progress time.Duration
+	if cfg.Tables != nil {
+		// The rows of other tables are not delivered, and their other
+		// events write no line: a progress line about once a second keeps
+		// the file's checkpoint past them (see skip).
+		progress = time.Second
+		if cfg.progressInterval > 0 {
+			progress = cfg.progressInterval
+		}
+		if dbs, ok := cfg.Tables.Schemas(); ok {
+			schema.Databases = dbs // only their tables need a definition
+		}
+		t.progressEvery, t.lastLine, t.lastResume = progress, time.Now(), from
+	}
 	s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{
 		Source:               cfg.Source,
 		Start:                from,
@@ -273,7 +306,8 @@ func tail(ctx context.Context, path string, cfg tailConfig) (res tailResult, err
 		ReconnectBackoff:     cfg.ReconnectBackoff,
 		Failover:             cfg.Failover,
 		Logger:               cfg.Logger,
-		Schema:               &binlogstream.SchemaConfig{Store: store, Snapshot: cfg.SchemaSnapshot},
+		Schema:               schema,
+		ProgressInterval:     progress,
 	})
 	if err != nil {
 		return res, err
@@ -292,6 +326,9 @@ func tail(ctx context.Context, path string, cfg tailConfig) (res tailResult, err
 
 	bg := t.background(runCtx, s)
 	err = s.Run(runCtx)
+	if t.cfg.Tables != nil && t.failed() == nil && (err == nil || t.reached || ctx.Err() != nil && errors.Is(err, ctx.Err())) {
+		t.checkpointAtStop(s.ResumePosition())
+	}
 	t.stopPipeline()
 	t.order = nil
 	stop()
@@ -400,17 +437,26 @@ func (t *tailer) onEvent(_ context.Context, ev binlogstream.Event) error {
 	rows := false
 	switch e := ev.Event.(type) {
 	case *replication.RowsEvent:
-		if binlogstream.RowKind(ev.Header.EventType) == "" {
-			return t.checkTarget(&ev)
+		if binlogstream.RowKind(ev.Header.EventType) == "" || !t.wants(e.Table) {
+			return t.skip(&ev)
 		}
 		rows = true
 	case *replication.QueryEvent:
 		if isTxnMarker(e.Query) {
-			return t.checkTarget(&ev)
+			return t.skip(&ev)
 		}
 	case *replication.TableMapEvent:
-	default:
+		if !t.wants(e) {
+			return t.skip(&ev)
+		}
+	case *binlogstream.Progress:
+		if e.Idle { // nothing moved: the last line's token is current
+			return t.checkTarget(&ev)
+		}
+		t.queue(ev, -1, nil, true)
 		return t.checkTarget(&ev)
+	default:
+		return t.skip(&ev)
 	}
 	crashAt := -1
 	if t.cfg.crashBefore != nil && rows {
@@ -425,16 +471,55 @@ func (t *tailer) onEvent(_ context.Context, ev binlogstream.Event) error {
 	if err != nil {
 		return err
 	}
-	j := <-t.free
-	j.ev, j.crashAt, j.partial = ev, crashAt, partial
-	t.work <- j
-	t.order <- j
+	j := t.queue(ev, crashAt, partial, false)
 	if crashAt >= 0 {
 		<-j.done
 		t.recycle(j)
 		return t.failed()
 	}
 	return t.checkTarget(&ev)
+}
+
+// queue hands ev to the formatters and the writer, in order; progress
+// makes its line a progress line.
+func (t *tailer) queue(ev binlogstream.Event, crashAt int, partial map[int][]any, progress bool) *job {
+	j := <-t.free
+	j.ev, j.crashAt, j.partial, j.progress = ev, crashAt, partial, progress
+	t.work <- j
+	t.order <- j
+	if t.cfg.Tables != nil {
+		t.lastLine, t.lastResume = time.Now(), ev.Resume
+	}
+	return j
+}
+
+// checkpointAtStop writes a progress line at r, where the stream stopped
+// cleanly, when the file's last line is behind it (--tables: the other
+// tables' traffic after it), so that a rerun does not read that again.
+func (t *tailer) checkpointAtStop(r binlogstream.ResumePosition) {
+	if r == t.lastResume || r.IsZero() {
+		return
+	}
+	be := &replication.BinlogEvent{Header: &replication.EventHeader{EventType: replication.UNKNOWN_EVENT}, Event: &binlogstream.Progress{}}
+	t.queue(binlogstream.Event{BinlogEvent: be, Start: r.Streamed, End: r.Streamed, Resume: r}, -1, nil, true)
+}
+
+// skip passes over an event that writes no line. With --tables, the
+// events of the other tables that do reach binlog-tail (their Table_maps,
+// the transactions' ends) write a progress line when the last line is a
+// progress interval old, so the file's checkpoint keeps up with them.
+func (t *tailer) skip(ev *binlogstream.Event) error {
+	if t.cfg.Tables != nil && time.Since(t.lastLine) >= t.progressEvery {
+		t.queue(*ev, -1, nil, true)
+	}
+	return t.checkTarget(ev)
+}
+
+// wants reports whether the rows of tm's table are written (--tables).
+// The sources leave the others' rows undecoded and undelivered; a source
+// without that filter still gets none of them written.
+func (t *tailer) wants(tm *replication.TableMapEvent) bool {
+	return t.cfg.Tables == nil || tm == nil || t.cfg.Tables.Match(string(tm.Schema), string(tm.Table))
 }
 
 func (t *tailer) checkTarget(ev *binlogstream.Event) error {
@@ -491,6 +576,10 @@ func (j *job) format() {
 	b := j.buf[:0]
 	j.lines, j.rows = 0, 0
 	ev := &j.ev
+	if j.progress {
+		j.buf, j.lines = appendProgressLine(b, ev), 1
+		return
+	}
 	switch e := ev.Event.(type) {
 	case *replication.RowsEvent:
 		kind := binlogstream.RowKind(ev.Header.EventType)
@@ -500,6 +589,9 @@ func (j *job) format() {
 		}
 		// The parts every line of the event shares.
 		j.head = appendRowHead(j.head[:0], kind, e, ev.Table)
+		if ev.Table != j.tfOf {
+			j.tfOf, j.tf = ev.Table, newTableFormat(ev.Table)
+		}
 		j.tail = appendTailHead(j.tail[:0], ev)
 		n := len(e.Rows) / per
 		if j.crashAt >= 0 {
@@ -531,7 +623,7 @@ func (j *job) format() {
 				j.cut = len(b)
 			}
 			b = append(b, j.head...)
-			b = appendRowImages(b, ev.Table, before, after, skipBefore, skipAfter)
+			b = appendRowImages(b, ev.Table, j.tf, before, after, skipBefore, skipAfter)
 			b = append(b, j.tail...)
 			b = appendToken(b, ev.ResumeAfterRows(i+1))
 		}

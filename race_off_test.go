@@ -1,0 +1,5 @@
+//go:build !race
+
+package binlogstream_test
+
+const raceOn = false
