@@ -213,3 +213,40 @@ func TestReplicateNewMatchingTableStops(t *testing.T) {
 	require.Equal(t, 1, res.code, res.stderr)
 	require.Contains(t, res.stderr, "table d.a2 matches --tables but was not in the snapshot")
 }
+
+// A target that diverged from the source (a row deleted or added behind
+// the replicator's back) stops the run with the table, the position and
+// what is wrong, and the checkpoint does not move past the change: the
+// same error comes again until the target is repaired.
+func TestReplicateDivergenceStops(t *testing.T) {
+	mariadb.Require(t)
+	src := mariadb.Start(t, mariadb.Options{})
+	tgt := mariadb.Start(t, mariadb.Options{ServerID: 2})
+	src.Exec(t, "CREATE DATABASE d", "USE d", "CREATE TABLE d.a (id INT PRIMARY KEY, v INT)",
+		"INSERT INTO d.a SELECT seq, seq FROM seq_1_to_10")
+	r := &rig{src: src, tgt: tgt, args: []string{"--tables", "d.a", "--quiet"}}
+	res := r.run(t, "--stop-at-current")
+	require.Equal(t, 0, res.code, res.stderr)
+
+	tgt.Exec(t, "DELETE FROM d.a WHERE id = 2")
+	src.Exec(t, "UPDATE d.a SET v = 20 WHERE id = 2")
+	for range 2 {
+		res = r.run(t, "--stop-at-current")
+		require.Equal(t, 1, res.code, res.stderr)
+		require.Regexp(t, `update d\.a at mysql-bin\.\d+:\d+ \(gtid 0-1-\d+\): the target has no row with that primary key`, res.stderr)
+	}
+	tgt.Exec(t, "INSERT INTO d.a VALUES (2, 2)") // repaired: the update applies
+	res = r.run(t, "--stop-at-current")
+	require.Equal(t, 0, res.code, res.stderr)
+
+	tgt.Exec(t, "INSERT INTO d.a VALUES (11, 0)")
+	src.Exec(t, "INSERT INTO d.a VALUES (11, 11)")
+	res = r.run(t, "--stop-at-current")
+	require.Equal(t, 1, res.code, res.stderr)
+	require.Contains(t, res.stderr, "insert into d.a at mysql-bin.")
+	require.Contains(t, res.stderr, "duplicate key (the target diverged from the source)")
+	tgt.Exec(t, "DELETE FROM d.a WHERE id = 11")
+	res = r.run(t, "--stop-at-current")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Equal(t, dump(t, src, "d.a", "id"), dump(t, tgt, "d.a", "id"))
+}
