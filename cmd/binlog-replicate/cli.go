@@ -37,6 +37,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	tgt := fs.String("target", "", "target server DSN (needs CREATE, INSERT, UPDATE, DELETE, SELECT)")
 	tables := fs.String("tables", "", "tables to replicate: comma-separated schema.table patterns, e.g. app.orders,app.order_*")
 	failover := fs.String("failover", "", "with --gtid: comma-separated DSNs of the servers that may be promoted when the source is lost")
+	srcPW := fs.String("source-password-file", "", "the password of --source and --failover DSNs written without one, from the first line of `FILE` (chmod 600)")
+	tgtPW := fs.String("target-password-file", "", "the password of --target when written without one, from the first line of `FILE` (chmod 600)")
 	fs.UintVar(&o.serverID, "server-id", 1013, "replica server id of the binlog dump (unique among the source's replicas)")
 	fs.BoolVar(&o.gtid, "gtid", false, "stream by GTID (survives a failover); a run resumes in the mode it started in")
 	fs.StringVar(&o.stateDB, "state-db", "binlogstream", "target database holding the checkpoint and the snapshot state")
@@ -69,6 +71,22 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	if *tables == "" {
 		return nil, errors.New("--tables is required, e.g. --tables app.orders,app.order_*")
 	}
+	var srcPassword string
+	for _, f := range []struct {
+		name, path string
+		pw         *string
+		dsn        *binlogstream.DSN
+	}{{"--source-password-file", *srcPW, &srcPassword, &o.source}, {"--target-password-file", *tgtPW, new(string), &o.target}} {
+		if f.path == "" {
+			continue
+		}
+		if *f.pw, err = readPasswordFile(f.name, f.path); err != nil {
+			return nil, err
+		}
+		if f.dsn.Password == "" {
+			f.dsn.Password = *f.pw
+		}
+	}
 	if o.tables, err = binlogstream.ParseTablePatterns(*tables); err != nil {
 		return nil, fmt.Errorf("--tables: %w", err)
 	}
@@ -80,6 +98,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 			d, err := binlogstream.ParseDSN(strings.TrimSpace(s))
 			if err != nil {
 				return nil, fmt.Errorf("--failover: %w", err)
+			}
+			if d.Password == "" {
+				d.Password = srcPassword
 			}
 			o.failover = append(o.failover, d)
 		}

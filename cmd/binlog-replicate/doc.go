@@ -10,11 +10,17 @@
 //	    [--gtid [--failover DSN,...]] [--batch N] [--chunk N]
 //	    [--checkpoint-interval D] [--heartbeat D] [--server-id N]
 //	    [--state-db NAME] [--name NAME] [--stop-at-current] [--snapshot-only] [--quiet]
+//	    [--source-password-file FILE] [--target-password-file FILE]
 //
 // The source user needs REPLICATION SLAVE, BINLOG MONITOR (MySQL:
 // REPLICATION CLIENT and RELOAD, for the snapshot's lock) and SELECT; the
 // target user needs to create databases and tables and write them. The
-// source needs binlog_format=ROW and binlog_row_image=FULL.
+// source needs binlog_format=ROW and binlog_row_image=FULL. DSNs are
+// go-sql-driver's (tcp or unix, TLS parameters as binlogstream.DSN reads
+// them); a DSN written without a password takes it from
+// --source-password-file (also for --failover) or --target-password-file,
+// files no one but their owner may read, so it stays out of ps and shell
+// history. Errors and logs show DSNs with the password masked.
 //
 // # Snapshot, then stream
 //

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -159,4 +161,33 @@ func TestStreamStart(t *testing.T) {
 	r, err = streamStart(snaps, tables, "mariadb", true)
 	require.NoError(t, err)
 	assert.Equal(t, "0-1-20", r.Executed)
+}
+
+func TestPasswordFiles(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string, mode os.FileMode) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(text), mode))
+		require.NoError(t, os.Chmod(p, mode))
+		return p
+	}
+	src := write("src", "s3cret\nignored\n", 0o600)
+	tgt := write("tgt", "t0p\r\n", 0o400)
+	open := write("open", "x\n", 0o644)
+	args := []string{"--source", "repl@tcp(127.0.0.1:3306)/", "--target", "root:given@tcp(127.0.0.1:3307)/", "--tables", "a.b",
+		"--gtid", "--failover", "repl@tcp(127.0.0.1:3308)/,other:own@tcp(127.0.0.1:3309)/"}
+	o, err := parseFlags(append(args, "--source-password-file", src, "--target-password-file", tgt), &bytes.Buffer{})
+	require.NoError(t, err)
+	assert.Equal(t, "s3cret", o.source.Password)
+	assert.Equal(t, "given", o.target.Password, "a DSN's own password wins")
+	assert.Equal(t, "s3cret", o.failover[0].Password)
+	assert.Equal(t, "own", o.failover[1].Password)
+	o, err = parseFlags([]string{"--source", "r:p@tcp(h:1)/", "--target", "root@tcp(h:2)/", "--tables", "a.b", "--target-password-file", tgt}, &bytes.Buffer{})
+	require.NoError(t, err)
+	assert.Equal(t, "t0p", o.target.Password)
+
+	_, err = parseFlags(append(args, "--source-password-file", open), &bytes.Buffer{})
+	assert.ErrorContains(t, err, "--source-password-file "+open+": mode 0644 gives group or others access; run chmod 600")
+	_, err = parseFlags(append(args, "--target-password-file", filepath.Join(dir, "none")), &bytes.Buffer{})
+	assert.ErrorContains(t, err, "--target-password-file: open ")
 }
