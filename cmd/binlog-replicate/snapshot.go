@@ -143,8 +143,10 @@ func mysqlSnapshot(src *client.Conn) (pos binlogstream.Position, gtid string, er
 		return pos, "", err
 	}
 	r, err := src.Execute("SHOW MASTER STATUS")
-	if err != nil {
-		return pos, "", err
+	if err != nil { // MySQL 8.4 renamed it
+		if r, err = src.Execute("SHOW BINARY LOG STATUS"); err != nil {
+			return pos, "", err
+		}
 	}
 	if r.RowNumber() == 0 {
 		return pos, "", fmt.Errorf("SHOW MASTER STATUS is empty: is log_bin on?")
