@@ -35,6 +35,9 @@
 // WITH READ LOCK held only around START TRANSACTION WITH CONSISTENT
 // SNAPSHOT and SHOW MASTER STATUS (whose Executed_Gtid_Set is the GTID
 // position), then UNLOCK TABLES: writers wait for those three statements.
+// (MySQL 8.0's LOCK INSTANCE FOR BACKUP with performance_schema.log_status
+// would not block DML; it is not used here. The MySQL path is not tested
+// against a MySQL server in this repository; MariaDB's is.)
 // A missing target table is created from SHOW CREATE TABLE.
 //
 // Then it streams the binlog from the earliest table's snapshot position
