@@ -31,7 +31,8 @@ bench:
 	@command -v mariadbd >/dev/null 2>&1 || echo "bench: mariadbd not found, the BenchmarkReal* benchmarks will skip (make bench-real needs it)"
 	set -o pipefail; { $(GO) test -run '^$$' -bench . -skip 'BenchmarkReal' -benchmem -count 3 ./... && \
 	  $(GO) test -run '^$$' -bench 'BenchmarkReal(MariaDB|SmallEvents|Resume)' -benchtime 10x -count 3 . && \
-	  $(GO) test -run '^$$' -bench 'BenchmarkReal(DecodeFamilies|TableFilter|TailMixes)' -benchtime 3x -count 2 . ; } | $(GO) run ./internal/benchtable
+	  $(GO) test -run '^$$' -bench 'BenchmarkReal(DecodeFamilies|TableFilter|TailMixes)' -benchtime 3x -count 2 . && \
+	  $(GO) test -run '^$$' -bench 'BenchmarkRealReplicate' -benchtime 1x -count 3 ./cmd/binlog-replicate ; } | $(GO) run ./internal/benchtable
 
 # The real-server benchmarks: the 550k-row binlog (library vs go-mysql,
 # binlog-tail vs mariadb-binlog) and the peak RSS through a 1 GiB

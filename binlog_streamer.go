@@ -715,7 +715,9 @@ func (s *BinlogStreamer) handle(ctx context.Context, listeners []Listener, be *r
 		}
 	}
 	// One lock for the three: atomics each would cost more per event.
-	s.progress.delivered(d.after)
+	if s.progress.every > 0 { // no copy of the position per event otherwise
+		s.progress.delivered(d.after)
+	}
 	s.mu.Lock()
 	s.resume = d.after
 	s.delivered++

@@ -1,0 +1,286 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/sirupsen/logrus"
+
+	"github.com/binlogstream/binlogstream"
+)
+
+type options struct {
+	source, target  binlogstream.DSN
+	failover        []binlogstream.DSN
+	tables          binlogstream.TablePatterns
+	serverID        uint
+	gtid            bool
+	stateDB, name   string
+	batch, chunk    int
+	interval        time.Duration
+	heartbeat       time.Duration
+	stopAtCurrent   bool
+	quiet, snapOnly bool
+}
+
+func parseFlags(args []string, stderr io.Writer) (*options, error) {
+	fs := flag.NewFlagSet("binlog-replicate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o options
+	src := fs.String("source", "", "source server DSN, USER:PASS@tcp(HOST:PORT)/ (needs REPLICATION SLAVE, BINLOG MONITOR and SELECT)")
+	tgt := fs.String("target", "", "target server DSN (needs CREATE, INSERT, UPDATE, DELETE, SELECT)")
+	tables := fs.String("tables", "", "tables to replicate: comma-separated schema.table patterns, e.g. app.orders,app.order_*")
+	failover := fs.String("failover", "", "with --gtid: comma-separated DSNs of the servers that may be promoted when the source is lost")
+	srcPW := fs.String("source-password-file", "", "the password of --source and --failover DSNs written without one, from the first line of `FILE` (chmod 600)")
+	tgtPW := fs.String("target-password-file", "", "the password of --target when written without one, from the first line of `FILE` (chmod 600)")
+	fs.UintVar(&o.serverID, "server-id", 1013, "replica server id of the binlog dump (unique among the source's replicas)")
+	fs.BoolVar(&o.gtid, "gtid", false, "stream by GTID (survives a failover); a run resumes in the mode it started in")
+	fs.StringVar(&o.stateDB, "state-db", "binlogstream", "target database holding the checkpoint and the snapshot state")
+	fs.StringVar(&o.name, "name", "default", "name of this replication in the state tables (one target may hold several)")
+	fs.IntVar(&o.batch, "batch", 200, "row changes per target transaction (committed at the next source commit)")
+	fs.IntVar(&o.chunk, "chunk", 1000, "rows per snapshot chunk (one target transaction each)")
+	fs.DurationVar(&o.interval, "checkpoint-interval", time.Second, "commit the checkpoint at least this often while the position moves, even through filtered-out traffic")
+	fs.DurationVar(&o.heartbeat, "heartbeat", time.Second, "heartbeat period asked of the source: how soon an idle stream flushes")
+	fs.BoolVar(&o.stopAtCurrent, "stop-at-current", false, "exit once everything the source had written at start-up is applied")
+	fs.BoolVar(&o.quiet, "quiet", false, "log warnings and errors only")
+	fs.BoolVar(&o.snapOnly, "snapshot-only", false, "exit after the snapshot")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	var err error
+	for _, f := range []struct {
+		name, val string
+		dst       *binlogstream.DSN
+	}{{"--source", *src, &o.source}, {"--target", *tgt, &o.target}} {
+		if f.val == "" {
+			return nil, fmt.Errorf("%s is required", f.name)
+		}
+		if *f.dst, err = binlogstream.ParseDSN(f.val); err != nil {
+			return nil, fmt.Errorf("%s: %w", f.name, err)
+		}
+	}
+	if *tables == "" {
+		return nil, errors.New("--tables is required, e.g. --tables app.orders,app.order_*")
+	}
+	var srcPassword string
+	for _, f := range []struct {
+		name, path string
+		pw         *string
+		dsn        *binlogstream.DSN
+	}{{"--source-password-file", *srcPW, &srcPassword, &o.source}, {"--target-password-file", *tgtPW, new(string), &o.target}} {
+		if f.path == "" {
+			continue
+		}
+		if *f.pw, err = readPasswordFile(f.name, f.path); err != nil {
+			return nil, err
+		}
+		if f.dsn.Password == "" {
+			f.dsn.Password = *f.pw
+		}
+	}
+	if o.tables, err = binlogstream.ParseTablePatterns(*tables); err != nil {
+		return nil, fmt.Errorf("--tables: %w", err)
+	}
+	if *failover != "" {
+		if !o.gtid {
+			return nil, errors.New("--failover needs --gtid: file positions mean nothing on another server")
+		}
+		for _, s := range strings.Split(*failover, ",") {
+			d, err := binlogstream.ParseDSN(strings.TrimSpace(s))
+			if err != nil {
+				return nil, fmt.Errorf("--failover: %w", err)
+			}
+			if d.Password == "" {
+				d.Password = srcPassword
+			}
+			o.failover = append(o.failover, d)
+		}
+	}
+	switch {
+	case o.serverID == 0 || o.serverID > 1<<32-1:
+		return nil, errors.New("--server-id must be between 1 and 4294967295")
+	case o.batch < 1:
+		return nil, errors.New("--batch must be at least 1")
+	case o.chunk < 1:
+		return nil, errors.New("--chunk must be at least 1")
+	case o.interval <= 0 || o.heartbeat <= 0:
+		return nil, errors.New("--checkpoint-interval and --heartbeat must be positive")
+	case o.name == "" || len(o.name) > 64:
+		return nil, errors.New("--name must be 1 to 64 characters")
+	}
+	return &o, nil
+}
+
+func cli(ctx context.Context, args []string, stderr io.Writer) int {
+	o, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "binlog-replicate: %v\n", err)
+		return 2
+	}
+	log := logrus.New()
+	log.SetOutput(stderr)
+	if o.quiet {
+		log.SetLevel(logrus.WarnLevel)
+	}
+	if err := replicate(ctx, log, o); err != nil {
+		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			return 0
+		}
+		fmt.Fprintf(stderr, "binlog-replicate: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// replicate runs the snapshot (unless done), then streams until ctx ends.
+func replicate(ctx context.Context, log *logrus.Logger, o *options) error {
+	tgt, err := openTarget(ctx, o.target, o.stateDB, o.name)
+	if err != nil {
+		return err
+	}
+	defer tgt.close()
+	token, snaps, err := tgt.loadState()
+	if err != nil {
+		return err
+	}
+	src, err := connect(ctx, o.source, false)
+	if err != nil {
+		return fmt.Errorf("source: %w", err)
+	}
+	tables, err := resolveTables(src, o.tables)
+	_ = src.Close()
+	if err != nil {
+		return err
+	}
+	flavor := mysql.MySQLFlavor
+	if strings.Contains(strings.ToLower(src.GetServerVersion()), "mariadb") {
+		flavor = mysql.MariaDBFlavor
+	}
+	var start binlogstream.ResumePosition
+	if token != "" {
+		if start, err = binlogstream.ParseResumePosition(token); err != nil {
+			return fmt.Errorf("target: the checkpoint of %q: %w", o.name, err)
+		}
+		for _, t := range tables {
+			if !snaps[t.String()].done {
+				return fmt.Errorf("table %s matches --tables but was not in the snapshot this replication started from; "+
+					"replicate it under another --name", t)
+			}
+		}
+	} else {
+		if err := snapshot(ctx, log, o.source, tgt, tables, snaps, o.chunk); err != nil {
+			return err
+		}
+		if o.snapOnly {
+			return nil
+		}
+		if start, err = streamStart(snaps, tables, flavor, o.gtid); err != nil {
+			return err
+		}
+		// From here on a restart streams: the table list is fixed.
+		if err := tgt.inTx(func() error { return tgt.saveToken(start.String()) }); err != nil {
+			return err
+		}
+	}
+	byName := map[string]*table{}
+	for _, t := range tables {
+		byName[t.String()] = t
+	}
+	tests, err := newSnapTests(snaps, flavor, start.IsGTID())
+	if err != nil {
+		return err
+	}
+	a := &applier{tgt: tgt, tables: byName, pats: o.tables, snaps: tests, batch: o.batch, interval: o.interval,
+		now: time.Now, lastCommit: time.Now(), checked: map[*binlogstream.Table]bool{}, flavor: flavor}
+	store, err := openSchemaStore(ctx, o.target, tgt)
+	if err != nil {
+		return err
+	}
+	defer store.close()
+	s, err := newStreamer(o, log, start, flavor, store)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	s.AddListener(a.listen)
+	if o.stopAtCurrent {
+		if _, err := s.StopAtCurrent(ctx); err != nil {
+			return err
+		}
+	}
+	log.WithField("from", start.String()).Info("streaming")
+	runErr := s.Run(ctx)
+	// The last acknowledged event's effects and token go in together.
+	var le *binlogstream.ListenerError
+	if runErr == nil || !errors.As(runErr, &le) {
+		if a.dirty {
+			if err := a.commit(); err != nil && runErr == nil {
+				runErr = err
+			}
+		}
+	}
+	st := s.Stats()
+	log.WithFields(logrus.Fields{
+		"delivered": st.Delivered, "dropped_at_start": st.DroppedAtStart, "progress": st.Progress,
+		"applied": a.applied, "commits": a.commits, "reconnects": st.Reconnects, "failovers": st.Failovers,
+	}).Warn("binlog-replicate stopped")
+	return runErr
+}
+
+// streamStart is where the stream begins after a snapshot: the earliest
+// position any table's rows are as of, key ranges copied before a resume
+// included (every later one skips the changes its own snapshot holds).
+func streamStart(snaps map[string]snapState, tables []*table, flavor string, gtid bool) (binlogstream.ResumePosition, error) {
+	var first segment
+	for _, t := range tables {
+		s := snaps[t.String()]
+		for _, p := range append([]segment{{File: s.pos.File, Pos: s.pos.Offset, GTID: s.gtid}}, s.segs...) {
+			if first.File == "" || (binlogstream.Position{File: p.File, Offset: p.Pos}).Compare(binlogstream.Position{File: first.File, Offset: first.Pos}) < 0 {
+				first = p
+			}
+		}
+	}
+	if gtid {
+		return binlogstream.StartAtGTID(flavor, first.GTID)
+	}
+	return binlogstream.StartAt(binlogstream.Position{File: first.File, Offset: first.Pos}), nil
+}
+
+func newStreamer(o *options, log *logrus.Logger, start binlogstream.ResumePosition, flavor string,
+	store binlogstream.SchemaStore) (*binlogstream.BinlogStreamer, error) {
+	schemas, _ := o.tables.Schemas()
+	syncer := func(d binlogstream.DSN) binlogstream.SyncerConfig {
+		return binlogstream.SyncerConfig{DSN: d, ServerID: uint32(o.serverID), Flavor: flavor, Logger: log,
+			HeartbeatPeriod: o.heartbeat, DecodeTable: o.tables.Match}
+	}
+	src, err := binlogstream.NewSyncerSource(syncer(o.source))
+	if err != nil {
+		return nil, err
+	}
+	cfg := binlogstream.Config{Source: src, Start: start, Logger: log, ProgressInterval: o.interval,
+		Schema: &binlogstream.SchemaConfig{Store: store, Snapshot: true, Databases: schemas}}
+	if len(o.failover) > 0 {
+		var cfgs []binlogstream.SyncerConfig
+		for _, d := range o.failover {
+			cfgs = append(cfgs, syncer(d))
+		}
+		cands, err := binlogstream.SyncerCandidates(cfgs...)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Failover = &binlogstream.FailoverConfig{Resolver: binlogstream.StaticResolver(cands...)}
+	}
+	return binlogstream.NewBinlogStreamer(cfg)
+}
