@@ -1,6 +1,7 @@
 package binlogstream
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
@@ -259,12 +260,57 @@ func (r ResumePosition) appendToken(dst []byte) []byte {
 	return base64.RawURLEncoding.AppendEncode(dst, b)
 }
 
+func (r ResumePosition) appendPayload(b []byte) []byte {
+	if r.IsGTID() {
+		return r.appendGTIDPayload(b)
+	}
+	return r.appendFilePayload(b)
+}
+
+// TokenWriter appends resume tokens, as ResumePosition.AppendText does,
+// in about a third of the time when each token shares most of its bytes
+// with the one before (the positions after each row of one rows event,
+// which differ in a row count): it keeps the checksum state and the
+// base64 text of the bytes they share. The zero value is ready; a
+// TokenWriter is not safe for concurrent use.
+type TokenWriter struct {
+	prev [160]byte // prev[:k] is the part of the payloads encoded in text and crc
+	k    int       // a multiple of 3
+	crc  uint32    // crcUpdate state after prev[:k]
+	text []byte    // base64 of prev[:k]
+}
+
+// Append appends r's token to dst.
+func (w *TokenWriter) Append(dst []byte, r ResumePosition) []byte {
+	if r.IsZero() {
+		return dst
+	}
+	var buf [164]byte
+	b := r.appendPayload(buf[:0])
+	if len(b) > len(w.prev) {
+		return r.appendToken(dst) // not from this package's positions; never cached
+	}
+	if w.text == nil || len(b) < w.k || !bytes.Equal(b[:w.k], w.prev[:w.k]) {
+		// Another event: keep all but the last 16 bytes (where the row
+		// counts are, and a GTID token's fingerprint).
+		w.k = copy(w.prev[:], b[:max(len(b)-16, 0)/3*3])
+		w.crc = crcUpdate(^uint32(0), b[:w.k])
+		w.text = base64.RawURLEncoding.AppendEncode(w.text[:0], b[:w.k])
+	}
+	crc := ^crcUpdate(w.crc, b[w.k:])
+	dst = append(dst, tokenPrefix...)
+	dst = append(dst, w.text...)
+	return base64.RawURLEncoding.AppendEncode(dst, binary.LittleEndian.AppendUint32(b[w.k:], crc))
+}
+
 // crcIEEE is crc32.ChecksumIEEE, eight bytes a step (slicing-by-8); the
 // library's version makes its argument escape, which would cost an
 // allocation per token, and a byte a step cost binlog-tail 7% of its CPU.
-func crcIEEE(b []byte) uint32 {
+func crcIEEE(b []byte) uint32 { return ^crcUpdate(^uint32(0), b) }
+
+// crcUpdate runs the CRC state c (not inverted) over b.
+func crcUpdate(c uint32, b []byte) uint32 {
 	t := &crcTables
-	c := ^uint32(0)
 	for len(b) >= 8 {
 		c ^= binary.LittleEndian.Uint32(b)
 		c = t[7][byte(c)] ^ t[6][byte(c>>8)] ^ t[5][byte(c>>16)] ^ t[4][byte(c>>24)] ^
@@ -274,7 +320,7 @@ func crcIEEE(b []byte) uint32 {
 	for _, x := range b {
 		c = t[0][byte(c)^x] ^ c>>8
 	}
-	return ^c
+	return c
 }
 
 // crcTables[k][x] is the CRC of byte x followed by k zero bytes.

@@ -1,11 +1,15 @@
 package binlogstream_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -139,4 +143,61 @@ func TestAppendTextDoesNotAllocate(t *testing.T) {
 		allocs := testing.AllocsPerRun(100, func() { _, _ = r.AppendText(buf[:0]) })
 		assert.Zero(t, allocs, "%s", r)
 	}
+}
+
+// TestTokenWriterMatchesAppendText: the tokens of every event and every
+// row of every scenario, file and GTID mode, in binlog order and then
+// shuffled, are AppendText's to the byte.
+func TestTokenWriterMatchesAppendText(t *testing.T) {
+	var all []binlogstream.ResumePosition
+	for _, sc := range scenarios(false) {
+		for _, gtid := range []bool{false, true} {
+			if gtid && strings.Contains(sc.name, "anonymous") {
+				continue // a server without GTIDs
+			}
+			start := sc.start()
+			if gtid {
+				var err error
+				start, err = binlogstream.StartAtGTID(string(sc.bl.Flavor), "")
+				require.NoError(t, err)
+			}
+			n := 0 // deliveries: every event in file mode, those of transactions in GTID mode
+			for _, e := range sc.bl.Events {
+				if !gtid || e.GTID != "" {
+					n++
+				}
+			}
+			s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: sc.source(), Start: start})
+			require.NoError(t, err)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			got := 0
+			s.AddListener(func(_ context.Context, ev binlogstream.Event) error {
+				for n := range binlogstream.RowChanges(ev.BinlogEvent) + 1 {
+					all = append(all, ev.ResumeAfterRows(n))
+				}
+				if got++; got == n {
+					cancel()
+				}
+				return nil
+			})
+			require.ErrorIs(t, s.Run(ctx), context.Canceled, sc.name)
+			cancel()
+			require.NoError(t, s.Close())
+		}
+	}
+	require.Greater(t, len(all), 500)
+	check := func(order []binlogstream.ResumePosition) {
+		var w binlogstream.TokenWriter
+		var got []byte
+		for _, r := range order {
+			want, err := r.AppendText(nil)
+			require.NoError(t, err)
+			got = w.Append(got[:0], r)
+			require.Equal(t, string(want), string(got))
+		}
+	}
+	check(all)
+	shuffled := slices.Clone(all)
+	rand.New(rand.NewPCG(1, 1)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+	check(shuffled)
 }

@@ -274,6 +274,14 @@ func appendToken(b []byte, resume binlogstream.ResumePosition) []byte {
 	return append(b, "\"}\n"...)
 }
 
+// appendTokenWith is appendToken through w, for the row lines of one
+// event, whose tokens share most of their bytes.
+func appendTokenWith(w *binlogstream.TokenWriter, b []byte, resume binlogstream.ResumePosition) []byte {
+	b = append(b, '"')
+	b = w.Append(b, resume)
+	return append(b, "\"}\n"...)
+}
+
 // appendRow writes a row image: an object keyed by column name, in the
 // table's column order and without the columns the image left out, when
 // the table is known; else an array of every value.

@@ -121,7 +121,8 @@ type job struct {
 	partial map[int][]any // a partial JSON update's after images (values), by row image index
 	// progress: the event's line is a progress line (--tables).
 	progress bool
-	head     []byte // scratch for the rows event's per-line prefix and tail
+	tokens   binlogstream.TokenWriter // for the row lines' tokens
+	head     []byte                   // scratch for the rows event's per-line prefix and tail
 	tail     []byte
 	// The last table this job formatted rows of, and its tableFormat.
 	tfOf *binlogstream.Table
@@ -625,7 +626,7 @@ func (j *job) format() {
 			b = append(b, j.head...)
 			b = appendRowImages(b, ev.Table, j.tf, before, after, skipBefore, skipAfter)
 			b = append(b, j.tail...)
-			b = appendToken(b, ev.ResumeAfterRows(i+1))
+			b = appendTokenWith(&j.tokens, b, ev.ResumeAfterRows(i+1))
 		}
 		j.lines, j.rows = uint64(n), uint64(n)
 		if j.crashAt >= 0 {
