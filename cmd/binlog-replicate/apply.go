@@ -244,20 +244,29 @@ func (a *applier) begin() error {
 	return nil
 }
 
-// apply applies one rows event's changes of table t.
-func (a *applier) apply(ev *binlogstream.Event, re *replication.RowsEvent, t *table) error {
+// start checks ev's table and opens the target transaction for its
+// changes; at names ev's position for errors.
+func (a *applier) start(ev *binlogstream.Event, t *table) (at string, err error) {
 	if err := a.check(ev, t); err != nil {
-		return err
+		return "", err
 	}
 	if err := a.begin(); err != nil {
-		return err
+		return "", err
 	}
-	at := ev.End.String()
+	at = ev.End.String()
 	if ev.GTID != "" {
 		at += " (gtid " + ev.GTID + ")"
 	}
+	return at, nil
+}
+
+// apply applies one rows event's changes of table t.
+func (a *applier) apply(ev *binlogstream.Event, re *replication.RowsEvent, t *table) error {
+	at, err := a.start(ev, t)
+	if err != nil {
+		return err
+	}
 	var args []any
-	var err error
 	switch binlogstream.RowKind(ev.Header.EventType) {
 	case "insert": // one statement per event (or per 60000 values): a duplicate fails it
 		per := max(1, 60000/len(t.write))
@@ -309,15 +318,9 @@ func (a *applier) apply(ev *binlogstream.Event, re *replication.RowsEvent, t *ta
 // such ranges is a delete from one and an insert into the other, each
 // where its range needs it.
 func (a *applier) applyByKey(ev *binlogstream.Event, p place, re *replication.RowsEvent, t *table, st snapTest) error {
-	if err := a.check(ev, t); err != nil {
+	at, err := a.start(ev, t)
+	if err != nil {
 		return err
-	}
-	if err := a.begin(); err != nil {
-		return err
-	}
-	at := ev.End.String()
-	if ev.GTID != "" {
-		at += " (gtid " + ev.GTID + ")"
 	}
 	needs := func(row []any) (bool, error) {
 		kv, err := t.pick(row, t.key, nil)

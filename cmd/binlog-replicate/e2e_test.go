@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,42 +16,19 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/binlogstream/binlogstream"
+	th "github.com/binlogstream/binlogstream/testhelpers"
 	"github.com/binlogstream/binlogstream/testhelpers/mariadb"
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
 	mariadb.Cleanup()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
+	th.CleanupCommand()
 	os.Exit(code)
 }
 
-var (
-	buildOnce sync.Once
-	binDir    string
-	binPath   string
-	buildErr  error
-)
-
-// binary builds binlog-replicate once per test process (without -race:
-// the kill tests want a fast binary).
-func binary(t testing.TB) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		if binDir, buildErr = os.MkdirTemp("", "binlog-replicate-bin-"); buildErr != nil {
-			return
-		}
-		binPath = filepath.Join(binDir, "binlog-replicate")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	require.NoError(t, buildErr)
-	return binPath
-}
+// binary is the built binlog-replicate (testhelpers.Command).
+func binary(t testing.TB) string { return th.Command(t, "binlog-replicate") }
 
 // rootDSN is root over the server's unix socket (root has no TCP account).
 func rootDSN(s *mariadb.Server) string { return "root:@unix(" + s.SocketPath() + ")/" }

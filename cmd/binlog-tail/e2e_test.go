@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,42 +18,19 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	th "github.com/binlogstream/binlogstream/testhelpers"
 	"github.com/binlogstream/binlogstream/testhelpers/mariadb"
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
 	mariadb.Cleanup()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
+	th.CleanupCommand()
 	os.Exit(code)
 }
 
-var (
-	buildOnce sync.Once
-	binDir    string
-	binPath   string
-	buildErr  error
-)
-
-// binary builds binlog-tail once per test process (without -race: the kill
-// test wants a fast binary).
-func binary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		if binDir, buildErr = os.MkdirTemp("", "binlog-tail-bin-"); buildErr != nil {
-			return
-		}
-		binPath = filepath.Join(binDir, "binlog-tail")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	require.NoError(t, buildErr)
-	return binPath
-}
+// binary is the built binlog-tail (testhelpers.Command).
+func binary(t *testing.T) string { return th.Command(t, "binlog-tail") }
 
 // e2eRows is the size of the big INSERT ... SELECT: large enough that a
 // full run takes a few seconds, so random kills land mid-stream.
