@@ -70,3 +70,6 @@ func FastRowsSettings(re *replication.RowsEvent) bool {
 	_, ok := fastSettings(re)
 	return ok
 }
+
+// DDLBetween is ddlBetween, for the schema snapshot's tests.
+var DDLBetween = ddlBetween

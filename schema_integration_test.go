@@ -488,3 +488,62 @@ func describeColumns(tbl *binlogstream.Table) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// TestIntegrationSchemaSnapshotUnderWrites: on a server whose binlog
+// never stops moving (a writer inserting without pause), the schema
+// snapshot is still taken (no DDL between its two position reads), with
+// the definitions of that moment; and a window holding a DDL is told
+// apart from one holding only row changes.
+func TestIntegrationSchemaSnapshotUnderWrites(t *testing.T) {
+	mariadb.Require(t)
+	t.Parallel()
+	s := mariadb.Start(t, mariadb.Options{})
+	s.Exec(t, "CREATE DATABASE d", "USE d", "CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(9))",
+		"CREATE TABLE busy (id INT AUTO_INCREMENT PRIMARY KEY, x INT)")
+	stop := make(chan struct{})
+	writerDone := make(chan error, 1)
+	go func() {
+		c := s.Conn(t, "root") // closed by the test's cleanup
+		for {
+			select {
+			case <-stop:
+				writerDone <- nil
+				return
+			default:
+			}
+			if _, err := c.Execute("INSERT INTO d.busy (x) VALUES (1)"); err != nil {
+				writerDone <- err
+				return
+			}
+		}
+	}()
+	src := itSource(t, s).(*binlogstream.SyncerSource)
+	for range 3 {
+		before := masterPos(t, s)
+		snap, err := src.SchemaSnapshot(context.Background(), []string{"d"})
+		require.NoError(t, err)
+		require.GreaterOrEqual(t, snap.Position.Compare(before), 0)
+		var names []string
+		for _, tbl := range snap.Tables {
+			names = append(names, tbl.Name)
+		}
+		require.Equal(t, []string{"busy", "t"}, names)
+	}
+	moved := masterPos(t, s)
+	require.Eventually(t, func() bool { return masterPos(t, s).Compare(moved) > 0 }, 5*time.Second, time.Millisecond, "the writer moves the binlog")
+
+	c := s.Conn(t, "root")
+	p1 := masterPos(t, s)
+	time.Sleep(20 * time.Millisecond)
+	p2 := masterPos(t, s)
+	ddl, err := binlogstream.DDLBetween(c, p1, p2)
+	require.NoError(t, err)
+	require.False(t, ddl, "row changes only between %s and %s", p1, p2)
+	s.Exec(t, "ALTER TABLE d.t ADD COLUMN w INT")
+	p3 := masterPos(t, s)
+	ddl, err = binlogstream.DDLBetween(c, p2, p3)
+	require.NoError(t, err)
+	require.True(t, ddl, "the ALTER between %s and %s", p2, p3)
+	close(stop)
+	require.NoError(t, <-writerDone)
+}

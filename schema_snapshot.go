@@ -14,17 +14,19 @@ import (
 
 var _ SchemaSnapshotter = (*SyncerSource)(nil)
 
-// snapshotAttempts bounds the reads of a snapshot while DDL keeps moving
-// the binlog under it.
+// snapshotAttempts bounds the reads of a snapshot while DDL keeps coming
+// under it.
 const snapshotAttempts = 20
 
 // SchemaSnapshot reads the tables of databases (every database but the
 // server's own when empty) from information_schema, and the binlog
 // position they are exact at. It reads the binlog position (and GTID set)
-// before and after the definitions and retries until both agree: a DDL
-// statement holds an exclusive metadata lock on its table until it is in
-// the binlog, and information_schema waits for that lock, so a definition
-// read while the binlog did not move is the one at that position. The
+// before and after the definitions and retries until the binlog between
+// the two holds no DDL (SHOW BINLOG EVENTS; on a busy server the position
+// moves, with row changes): a DDL statement holds an exclusive metadata
+// lock on its table until it is in the binlog, and information_schema
+// waits for that lock, so a definition read while no DDL reached the
+// binlog is the one at the position before the read. The
 // account needs SELECT on the tables (or their columns) and BINLOG
 // MONITOR (REPLICATION CLIENT on MySQL).
 func (s *SyncerSource) SchemaSnapshot(ctx context.Context, databases []string) (*SchemaSnapshot, error) {
@@ -46,7 +48,18 @@ func (s *SyncerSource) SchemaSnapshot(ctx context.Context, databases []string) (
 		if err != nil {
 			return nil, err
 		}
-		if before == after {
+		place := before == after
+		if !place {
+			// A busy server's binlog always moves; what matters is that no
+			// DDL is in between: then no definition changed from before to
+			// after, and the read is the one at before.
+			ddl, err := ddlBetween(conn, before.pos, after.pos)
+			if err != nil {
+				return nil, err
+			}
+			place = !ddl
+		}
+		if place {
 			snap.Position, snap.Executed = before.pos, before.executed
 			if snap.Executed != "" {
 				snap.Flavor = s.cfg.Flavor
@@ -58,7 +71,69 @@ func (s *SyncerSource) SchemaSnapshot(ctx context.Context, databases []string) (
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	return nil, fmt.Errorf("the binlog moved during each of %d schema reads: no read can be placed at one position", snapshotAttempts)
+	return nil, fmt.Errorf("DDL reached the binlog during each of %d schema reads: no read can be placed at one position", snapshotAttempts)
+}
+
+// windowEvents bounds the events ddlBetween reads: a longer window is
+// taken as holding DDL (the read is retried).
+const windowEvents = 200_000
+
+// ddlBetween reports whether the binlog from one position to another
+// (SHOW BINLOG EVENTS) holds a statement other than BEGIN, COMMIT and
+// ROLLBACK: DDL, or anything that might change a definition. Row events,
+// GTIDs and XIDs do not.
+func ddlBetween(conn *client.Conn, from, to Position) (bool, error) {
+	files := []string{from.File}
+	if from.File != to.File {
+		logs, err := queryStrings(conn, "SHOW BINARY LOGS")
+		if err != nil {
+			return false, err
+		}
+		files = files[:0]
+		for _, l := range logs {
+			if l[0] >= from.File && l[0] <= to.File {
+				files = append(files, l[0])
+			}
+		}
+	}
+	seen := 0
+	for i, f := range files {
+		start := uint64(4)
+		if i == 0 {
+			start = from.Offset
+		}
+		rows, err := queryStrings(conn, fmt.Sprintf("SHOW BINLOG EVENTS IN %s FROM %d LIMIT %d", sqlList([]string{f}), start, windowEvents+1-seen))
+		if err != nil {
+			return false, err
+		}
+		for _, r := range rows { // Log_name, Pos, Event_type, Server_id, End_log_pos, Info
+			if pos, _ := strconv.ParseUint(r[1], 10, 64); f == to.File && pos >= to.Offset {
+				return false, nil
+			}
+			if seen++; seen > windowEvents {
+				return true, nil
+			}
+			if r[2] == "Query" && !isTxnControl(r[5]) {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}
+
+// isTxnControl: a Query event's text (after MariaDB's "use `db`; ") is
+// BEGIN, COMMIT or ROLLBACK.
+func isTxnControl(info string) bool {
+	if strings.HasPrefix(info, "use `") {
+		if i := strings.Index(info, "`; "); i > 0 {
+			info = info[i+3:]
+		}
+	}
+	switch strings.ToUpper(strings.TrimSpace(info)) {
+	case "BEGIN", "COMMIT", "ROLLBACK":
+		return true
+	}
+	return false
 }
 
 // queryConn opens a query connection to the source's server, closed when
