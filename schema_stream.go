@@ -112,7 +112,11 @@ func (l *schemaLog) prescanIfNeeded(ctx context.Context, cfg *Config, src Source
 	if err != nil {
 		return fmt.Errorf("binlogstream: read the DDL between the start and the schema snapshot: %w", err)
 	}
-	return l.append(SchemaRecord{Prescan: p})
+	if err := l.append(SchemaRecord{Prescan: p}); err != nil {
+		return err
+	}
+	cfg.Logger.Info("read the binlog up to the schema snapshot's position: recorded, not read again")
+	return nil
 }
 
 // hasSnapshot reports whether a snapshot usable in from's mode exists.
