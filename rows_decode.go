@@ -29,9 +29,6 @@ import (
 // the temporal and DECIMAL texts of one event share one buffer, written
 // once.
 
-// fastRowsDecode turns this decoder on (tests compare it with go-mysql's).
-var fastRowsDecode = true
-
 // rowsEventFields locates the go-mysql parser settings a RowsEvent carries
 // in unexported fields: their offsets, found once by reflection and read
 // per event without it. Any not found with the expected type (another
@@ -686,11 +683,7 @@ func (d *rowsDec) zeroDatetime(frac uint64, fsp int) any {
 	if fsp == 0 {
 		return "0000-00-00 00:00:00"
 	}
-	d.reserveText(40)
-	from := len(d.text)
-	d.text = append(d.text, "0000-00-00 00:00:00"...)
-	d.appendFrac(frac, fsp)
-	return d.textString(from)
+	return d.datetime(0, 0, 0, 0, 0, 0, frac, fsp)
 }
 
 func bigEndian(b []byte) uint64 {
@@ -765,25 +758,8 @@ func (d *rowsDec) timestamp(sec, usec int64, fsp int) any {
 	if y < 0 || y > 9999 {
 		return t.Format(fracTimeLayouts[fsp]) // not from a 32-bit TIMESTAMP, but exact
 	}
-	d.reserveText(40)
-	from := len(d.text)
-	d.text = appendPadded(d.text, uint64(y), 4)
-	d.text = append(d.text, '-')
-	d.text = appendPadded(d.text, uint64(mo), 2)
-	d.text = append(d.text, '-')
-	d.text = appendPadded(d.text, uint64(dd), 2)
-	d.text = append(d.text, ' ')
-	d.text = appendPadded(d.text, uint64(h), 2)
-	d.text = append(d.text, ':')
-	d.text = appendPadded(d.text, uint64(mi), 2)
-	d.text = append(d.text, ':')
-	d.text = appendPadded(d.text, uint64(s), 2)
-	if fsp > 0 {
-		d.text = append(d.text, '.')
-		d.text = appendPadded(d.text, uint64(t.Nanosecond()), 9)
-		d.text = d.text[:len(d.text)-(9-fsp)]
-	}
-	return d.textString(from)
+	// Format's digits are the nanoseconds' first fsp: the microseconds'.
+	return d.datetime(uint64(y), uint64(mo), uint64(dd), uint64(h), uint64(mi), uint64(s), uint64(t.Nanosecond()/1000), fsp)
 }
 
 var fracTimeLayouts = [7]string{"2006-01-02 15:04:05", "2006-01-02 15:04:05.0", "2006-01-02 15:04:05.00",

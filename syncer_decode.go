@@ -88,10 +88,8 @@ func (d *rowsDecoder) decode(re *replication.RowsEvent, data []byte) error {
 		return nil
 	}
 	j := &rowsJob{re: re, pos: pos, data: data}
-	if fastRowsDecode {
-		if j.settings, j.fast = fastSettings(re); j.fast {
-			j.plan = d.plans.plan(re)
-		}
+	if j.settings, j.fast = fastSettings(re); j.fast {
+		j.plan = d.plans.plan(re)
 	}
 	if d.jobs == nil || len(data)-pos < smallRows { // no workers, or less to decode than a handoff costs: here
 		return j.run()
