@@ -249,12 +249,7 @@ func (r ResumePosition) appendToken(dst []byte) []byte {
 		return dst
 	}
 	var buf [160]byte
-	b := buf[:0]
-	if r.IsGTID() {
-		b = r.appendGTIDPayload(b)
-	} else {
-		b = r.appendFilePayload(b)
-	}
+	b := r.appendPayload(buf[:0])
 	b = binary.LittleEndian.AppendUint32(b, crcIEEE(b))
 	dst = append(dst, tokenPrefix...)
 	return base64.RawURLEncoding.AppendEncode(dst, b)

@@ -501,8 +501,8 @@ func (t *tailer) checkpointAtStop(r binlogstream.ResumePosition) {
 	if r == t.lastResume || r.IsZero() {
 		return
 	}
-	be := &replication.BinlogEvent{Header: &replication.EventHeader{EventType: replication.UNKNOWN_EVENT}, Event: &binlogstream.Progress{}}
-	t.queue(binlogstream.Event{BinlogEvent: be, Start: r.Streamed, End: r.Streamed, Resume: r}, -1, nil, true)
+	// A progress line reads only the position fields: no event body.
+	t.queue(binlogstream.Event{Start: r.Streamed, End: r.Streamed, Resume: r}, -1, nil, true)
 }
 
 // skip passes over an event that writes no line. With --tables, the
