@@ -34,40 +34,15 @@ func (s *DirSource) newStream(streamed *Position) (*dirStream, error) {
 	if streamed != nil {
 		skip = newReplayWindow(*streamed)
 	}
-	var dec *rowsDecoder
-	var decode func(*replication.RowsEvent, []byte) error
-	switch {
-	case s.cfg.DecodeWorkers > 1:
-		dec = newRowsDecoder(s.cfg.DecodeWorkers, skip, newTableFilter(s.cfg.DecodeTable))
-		decode = dec.decode
-	default: // decoded in place (the replayed rows left out)
-		decode = newRowsDecoder(0, skip, newTableFilter(s.cfg.DecodeTable)).decode
+	workers := s.cfg.DecodeWorkers
+	if workers <= 1 {
+		workers = 0 // decoded in place
 	}
-	p.SetRowsEventDecodeFunc(guardRows(decode))
+	dec := newRowsDecoder(workers, skip, newTableFilter(s.cfg.DecodeTable))
+	p.SetRowsEventDecodeFunc(dec.decode)
 	ctx, cancel := context.WithCancel(context.Background())
 	return &dirStream{src: s, flavor: flavor, parser: p, dec: dec, closed: make(chan struct{}), ctx: ctx, cancel: cancel,
 		q: newEventQueue(dirQueueEvents, dirQueueBytes)}, nil
-}
-
-// guardRows decodes rows events with decode (nil: all of it), refusing
-// first a rows event whose row images take no bytes (no column present):
-// go-mysql's DecodeData loops forever on one, appending empty rows. No
-// server writes one; a damaged file without checksums can hold one
-// (found by FuzzDirSourceGarbage).
-func guardRows(decode func(*replication.RowsEvent, []byte) error) func(*replication.RowsEvent, []byte) error {
-	return func(re *replication.RowsEvent, data []byte) error {
-		pos, err := re.DecodeHeader(data)
-		if err != nil {
-			return err
-		}
-		if pos < len(data) && !anyBitSet(re.ColumnBitmap1, int(re.ColumnCount)) {
-			return fmt.Errorf("%w: a rows event with row data but no column in its image", ErrCorruptEvent)
-		}
-		if decode != nil {
-			return decode(re, data)
-		}
-		return re.DecodeData(pos, data)
-	}
 }
 
 func anyBitSet(bitmap []byte, n int) bool {

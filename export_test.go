@@ -38,31 +38,19 @@ func (t *gtidTracker) Observe(ev *replication.BinlogEvent) (action string, start
 // what it costs.
 func DisableSchema(s *BinlogStreamer) { s.schemaOff = true }
 
-// RowsDecoderForTest decodes rows events with this package's decoder
-// (rows_decode.go) where it applies and go-mysql's elsewhere, as the
-// sources do; Fast counts the events this package's decoder decoded.
-type RowsDecoderForTest struct {
-	plans planCache
-	Fast  int
+// RowsDecoderForTest is the sources' rows decoder, decoding in place:
+// Decode is its go-mysql RowsEventDecodeFunc, Fast counts the events this
+// package's decoder decoded (the others went to go-mysql's).
+type RowsDecoderForTest struct{ d *rowsDecoder }
+
+func NewRowsDecoderForTest() RowsDecoderForTest {
+	return RowsDecoderForTest{newRowsDecoder(0, nil, nil)}
 }
 
-// Decode is a go-mysql RowsEventDecodeFunc.
-func (d *RowsDecoderForTest) Decode(re *replication.RowsEvent, data []byte) error {
-	pos, err := re.DecodeHeader(data)
-	if err != nil {
-		return err
-	}
-	if s, ok := fastSettings(re); ok {
-		handled, err := decodeRowsFast(re, d.plans.plan(re), s, pos, data)
-		if handled && err == nil {
-			d.Fast++
-		}
-		if handled || err != nil {
-			return err
-		}
-	}
-	return re.DecodeData(pos, data)
+func (d RowsDecoderForTest) Decode(re *replication.RowsEvent, data []byte) error {
+	return d.d.decode(re, data)
 }
+func (d RowsDecoderForTest) Fast() int { return int(d.d.fastEvents.Load()) }
 
 // FastRowsSettings reports whether the fast decoder applies to re's
 // parser settings.

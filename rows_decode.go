@@ -2,7 +2,6 @@ package binlogstream
 
 import (
 	"encoding/binary"
-	"fmt"
 	"math"
 	"reflect"
 	"slices"
@@ -185,28 +184,23 @@ func newTablePlan(tm *replication.TableMapEvent) *tablePlan {
 // decodeRowsFast fills re.Rows and re.SkippedColumns from data[pos:] as
 // go-mysql's DecodeData would, and reports whether it did; when it did
 // not, re is as DecodeHeader left it and go-mysql's DecodeData must run.
-// err is for an event go-mysql would never finish decoding (images of no
-// bytes with bytes left: it loops).
-func decodeRowsFast(re *replication.RowsEvent, p *tablePlan, s rowsSettings, pos int, data []byte) (ok bool, err error) {
+// The event passed checkImages.
+func decodeRowsFast(re *replication.RowsEvent, p *tablePlan, s rowsSettings, pos int, data []byte) (ok bool) {
 	defer func() {
 		if recover() != nil { // bytes that do not hold what the Table_map says: go-mysql's error
 			re.Rows, re.SkippedColumns = nil, nil
-			ok, err = false, nil
+			ok = false
 		}
 	}()
+	if p == nil || int(re.ColumnCount) > len(p.cols) {
+		return false
+	}
 	if s.compressed {
+		var err error
 		if data, err = mysql.DecompressMariadbData(data[pos:]); err != nil {
-			return false, nil
+			return false
 		}
 		pos = 0
-	}
-	if pos < len(data) && (!anyBitSet(re.ColumnBitmap1, int(re.ColumnCount)) || s.pairs && !anyBitSet(re.ColumnBitmap2, int(re.ColumnCount))) {
-		// Images of no bytes: go-mysql's decoder would loop for ever.
-		return true, fmt.Errorf("%w: a rows event of %s.%s with %d bytes of rows but no column in its images",
-			ErrCorruptEvent, re.Table.Schema, re.Table.Table, len(data)-pos)
-	}
-	if p == nil || int(re.ColumnCount) > len(p.cols) {
-		return false, nil
 	}
 	d := rowsDec{cols: p.cols[:re.ColumnCount], loc: s.loc}
 	ncols := len(d.cols)
@@ -231,7 +225,7 @@ func decodeRowsFast(re *replication.RowsEvent, p *tablePlan, s rowsSettings, pos
 			slab = slab[ncols:]
 			n := d.image(row, &bms[k], data[pos:])
 			if n < 0 {
-				return false, nil
+				return false
 			}
 			pos += n
 			if len(rows) == 1 {
@@ -244,7 +238,7 @@ func decodeRowsFast(re *replication.RowsEvent, p *tablePlan, s rowsSettings, pos
 		}
 	}
 	re.Rows, re.SkippedColumns = rows, skips
-	return true, nil
+	return true
 }
 
 // imageBitmap is one of the event's column bitmaps: which columns the

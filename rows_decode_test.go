@@ -365,9 +365,9 @@ func decodeBoth(t testing.TB, rc rowsCase) (want, got *replication.RowsEvent, wa
 		}
 		return ev.Event.(*replication.RowsEvent), nil
 	}
-	var dec binlogstream.RowsDecoderForTest
+	dec := binlogstream.NewRowsDecoderForTest()
 	got, gotErr = parse(dec.Decode)
-	fast = dec.Fast == 1
+	fast = dec.Fast() == 1
 	if gotErr == errTableMap || isNoProgress(gotErr) {
 		return nil, nil, gotErr, gotErr, false
 	}

@@ -1,7 +1,9 @@
 package binlogstream
 
 import (
+	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/go-mysql-org/go-mysql/replication"
 )
@@ -21,15 +23,16 @@ type rowsDecoder struct {
 	stop   chan struct{}
 	once   sync.Once
 
-	plans   planCache // on go-mysql's goroutine only
-	mu      sync.Mutex
-	pending map[*replication.RowsEvent]*rowsJob
+	plans      planCache     // on go-mysql's goroutine only
+	fastEvents atomic.Uint64 // rows events this package's decoder decoded (tests compare it with go-mysql's)
+	mu         sync.Mutex
+	pending    map[*replication.RowsEvent]*rowsJob
 }
 
 type rowsJob struct {
 	re       *replication.RowsEvent
 	fast     bool       // this package's decoder applies to the parser's settings
-	plan     *tablePlan // nil: the table has a column it leaves to go-mysql's
+	plan     *tablePlan // nil: a column of the table is left to go-mysql's decoder
 	settings rowsSettings
 	pos      int
 	data     []byte
@@ -39,11 +42,10 @@ type rowsJob struct {
 
 // run decodes the job's rows: with this package's decoder when it applies
 // (rows_decode.go), else with go-mysql's.
-func (j *rowsJob) run() error {
-	if j.fast { // decodeRowsFast also refuses the events go-mysql's decoder never finishes
-		if ok, err := decodeRowsFast(j.re, j.plan, j.settings, j.pos, j.data); ok || err != nil {
-			return err
-		}
+func (d *rowsDecoder) run(j *rowsJob) error {
+	if j.fast && decodeRowsFast(j.re, j.plan, j.settings, j.pos, j.data) {
+		d.fastEvents.Add(1)
+		return nil
 	}
 	return j.re.DecodeData(j.pos, j.data)
 }
@@ -67,7 +69,7 @@ func (d *rowsDecoder) work() {
 		case <-d.stop:
 			return
 		case j := <-d.jobs:
-			j.err = j.run()
+			j.err = d.run(j)
 			close(j.done)
 		}
 	}
@@ -77,6 +79,9 @@ func (d *rowsDecoder) work() {
 func (d *rowsDecoder) decode(re *replication.RowsEvent, data []byte) error {
 	pos, err := re.DecodeHeader(data)
 	if err != nil {
+		return err
+	}
+	if err := checkImages(re, pos, data); err != nil {
 		return err
 	}
 	if d.skip != nil && d.skip.replayed(data) {
@@ -92,7 +97,7 @@ func (d *rowsDecoder) decode(re *replication.RowsEvent, data []byte) error {
 		j.plan = d.plans.plan(re)
 	}
 	if d.jobs == nil || len(data)-pos < smallRows { // no workers, or less to decode than a handoff costs: here
-		return j.run()
+		return d.run(j)
 	}
 	j.done = make(chan struct{})
 	d.mu.Lock()
@@ -150,6 +155,25 @@ func (d *rowsDecoder) close() { d.once.Do(func() { close(d.stop) }) }
 // channel send, a wake-up, the wait for it) costs more than decoding a
 // few rows (BenchmarkRealSmallEvents).
 const smallRows = 512
+
+// checkImages refuses a rows event whose row images take no bytes (no
+// column in them) while row data follows: go-mysql's DecodeData loops for
+// ever on one, appending empty rows. No server writes one; damaged bytes
+// can (found by FuzzDirSourceGarbage).
+func checkImages(re *replication.RowsEvent, pos int, data []byte) error {
+	if pos < len(data) && !anyBitSet(re.ColumnBitmap1, int(re.ColumnCount)) {
+		return fmt.Errorf("%w: a rows event of %s with %d bytes of rows but no column in its images",
+			ErrCorruptEvent, tableName(re), len(data)-pos)
+	}
+	return nil
+}
+
+func tableName(re *replication.RowsEvent) string {
+	if re.Table == nil {
+		return "?.?"
+	}
+	return string(re.Table.Schema) + "." + string(re.Table.Table)
+}
 
 // noRows are the rows of an event whose table is filtered out: empty but
 // not nil (nil means replayed and dropped).
