@@ -335,6 +335,77 @@ func BenchmarkTokenAppend(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(100*b.N), "ns/token")
 		})
 	}
+	// The same through AppendAfterRows, on the events of a real stream:
+	// the tokens after each row of 100-row events, file mode.
+	b.Run("file-after-rows", func(b *testing.B) {
+		evs := rowsEventsOf(b, 100)
+		var w binlogstream.TokenWriter
+		var buf []byte
+		tokens := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			for i := range evs {
+				for n := 1; n < binlogstream.RowChanges(evs[i].BinlogEvent); n++ {
+					buf = w.AppendAfterRows(buf[:0], &evs[i], n)
+					tokens++
+				}
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(tokens), "ns/token")
+	})
+	b.Run("file-resume-after-rows-append", func(b *testing.B) {
+		evs := rowsEventsOf(b, 100)
+		var w binlogstream.TokenWriter
+		var buf []byte
+		tokens := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			for i := range evs {
+				for n := 1; n < binlogstream.RowChanges(evs[i].BinlogEvent); n++ {
+					buf = w.Append(buf[:0], evs[i].ResumeAfterRows(n))
+					tokens++
+				}
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(tokens), "ns/token")
+	})
+}
+
+// rowsEventsOf streams a fake binlog of 20 transactions of 1000 inserted
+// rows, perRows an event, in file mode and returns its rows events as
+// delivered.
+func rowsEventsOf(b *testing.B, perRows int) []binlogstream.Event {
+	tbl := th.Table{ID: 7, Schema: "bench", Name: "t", Columns: []th.Column{{Name: "id", Type: th.BigInt}, {Name: "a", Type: th.Int}}}
+	bld := th.NewBuilder(th.MariaDB, th.MaxRowsPerEvent(perRows))
+	for t := range 20 {
+		rows := make([]th.Row, 1000)
+		for i := range rows {
+			rows[i] = th.Row{int64(t*1000 + i), int32(i)}
+		}
+		bld.Txn(func(x *th.Txn) { x.Insert(tbl, rows...) })
+	}
+	bl := bld.Build()
+	s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: th.NewFakeSource(bl),
+		Start: binlogstream.StartAt(binlogstream.Position{File: bl.Files[0].Name, Offset: 4})})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var evs []binlogstream.Event
+	s.AddListener(func(_ context.Context, ev binlogstream.Event) error {
+		if binlogstream.RowChanges(ev.BinlogEvent) > 0 {
+			if evs = append(evs, ev); len(evs) == 200 {
+				cancel()
+			}
+		}
+		return nil
+	})
+	if err := s.Run(ctx); err != context.Canceled {
+		b.Fatal(err)
+	}
+	return evs
 }
 
 // streamUntil streams from from until the units count says the delivered

@@ -273,6 +273,45 @@ type TokenWriter struct {
 	k    int       // a multiple of 3
 	crc  uint32    // crcUpdate state after prev[:k]
 	text []byte    // base64 of prev[:k]
+
+	// AppendAfterRows: the event the state is for (its position before
+	// its rows), and the payload bytes after prev[:k] up to the row count
+	// (head) and after it (tail).
+	rowsOf     ResumePosition
+	head, tail []byte
+}
+
+// AppendAfterRows appends the token of ev.ResumeAfterRows(n), the same
+// bytes, in about half the time of Append for the rows of one file-mode
+// event: the part of the payload before the row count and the part after
+// it are built once per event, not once per row.
+func (w *TokenWriter) AppendAfterRows(dst []byte, ev *Event, n int) []byte {
+	r := &ev.before
+	if n <= 0 || r.IsGTID() || r.Streamed.File == "" || n >= RowChanges(ev.BinlogEvent) {
+		return w.Append(dst, ev.ResumeAfterRows(n))
+	}
+	if w.text == nil || !w.rowsOf.samePayloadHead(r) {
+		var buf [164]byte
+		b := r.appendFileHead(buf[:0])
+		if len(b)+binary.MaxVarintLen64+len(r.GTID)+2*binary.MaxVarintLen64 > len(w.prev) {
+			return w.Append(dst, ev.ResumeAfterRows(n)) // not from this package's positions
+		}
+		w.rowsOf = *r
+		w.k = copy(w.prev[:], b[:len(b)/3*3])
+		w.crc = crcUpdate(^uint32(0), b[:w.k])
+		w.text = base64.RawURLEncoding.AppendEncode(w.text[:0], b[:w.k])
+		w.head = append(w.head[:0], b[w.k:]...)
+		w.tail = r.appendFileTail(w.tail[:0])
+	}
+	var buf [164]byte
+	b := append(buf[:0], w.head...)
+	b = binary.AppendUvarint(b, uint64(r.Rows)+uint64(n))
+	b = append(b, w.tail...)
+	b = binary.LittleEndian.AppendUint32(b, ^crcUpdate(w.crc, b))
+	dst = append(dst, tokenPrefix...)
+	dst = append(dst, w.text...)
+	// The next Append compares with prev[:k] again.
+	return base64.RawURLEncoding.AppendEncode(dst, b)
 }
 
 // Append appends r's token to dst.
@@ -288,6 +327,7 @@ func (w *TokenWriter) Append(dst []byte, r ResumePosition) []byte {
 	if w.text == nil || len(b) < w.k || !bytes.Equal(b[:w.k], w.prev[:w.k]) {
 		// Another event: keep all but the last 16 bytes (where the row
 		// counts are, and a GTID token's fingerprint).
+		w.rowsOf = ResumePosition{}
 		w.k = copy(w.prev[:], b[:max(len(b)-16, 0)/3*3])
 		w.crc = crcUpdate(^uint32(0), b[:w.k])
 		w.text = base64.RawURLEncoding.AppendEncode(w.text[:0], b[:w.k])
@@ -332,6 +372,21 @@ var crcTables = func() (t [8][256]uint32) {
 }()
 
 func (r ResumePosition) appendFilePayload(b []byte) []byte {
+	b = r.appendFileHead(b)
+	b = binary.AppendUvarint(b, uint64(r.Rows))
+	return r.appendFileTail(b)
+}
+
+// samePayloadHead reports whether r's file-mode payload is p's but for
+// the row count: every field appendFileHead and appendFileTail read.
+func (p *ResumePosition) samePayloadHead(r *ResumePosition) bool {
+	return p.Streamed.Offset == r.Streamed.Offset && p.Safe.Offset == r.Safe.Offset && p.Inner == r.Inner &&
+		p.InTxn == r.InTxn && p.inRowsStmt == r.inRowsStmt && p.Safe.File == r.Safe.File &&
+		p.Streamed.File == r.Streamed.File && p.GTID == r.GTID && p.Rows == r.Rows && !p.IsGTID() && !r.IsGTID()
+}
+
+// appendFileHead appends the file-mode payload up to the row count.
+func (r ResumePosition) appendFileHead(b []byte) []byte {
 	var flags byte
 	if r.InTxn {
 		flags |= flagInTxn
@@ -354,12 +409,15 @@ func (r ResumePosition) appendFilePayload(b []byte) []byte {
 	if flags&flagOtherFile != 0 {
 		b = appendString(b, r.Streamed.File)
 	}
-	b = binary.AppendUvarint(b, r.Streamed.Offset)
-	b = binary.AppendUvarint(b, uint64(r.Rows))
-	if flags&flagGTID != 0 {
+	return binary.AppendUvarint(b, r.Streamed.Offset)
+}
+
+// appendFileTail appends the file-mode payload after the row count.
+func (r ResumePosition) appendFileTail(b []byte) []byte {
+	if r.GTID != "" {
 		b = appendString(b, r.GTID)
 	}
-	if flags&flagInner != 0 {
+	if r.Inner > 0 {
 		b = binary.AppendUvarint(b, uint64(r.Inner))
 	}
 	return b

@@ -147,9 +147,15 @@ func TestAppendTextDoesNotAllocate(t *testing.T) {
 
 // TestTokenWriterMatchesAppendText: the tokens of every event and every
 // row of every scenario, file and GTID mode, in binlog order and then
-// shuffled, are AppendText's to the byte.
+// shuffled, are AppendText's to the byte, through Append and through
+// AppendAfterRows, each alone and the two in turns on one TokenWriter.
 func TestTokenWriterMatchesAppendText(t *testing.T) {
+	type afterRows struct {
+		ev *binlogstream.Event
+		n  int
+	}
 	var all []binlogstream.ResumePosition
+	var rows []afterRows // all[i] is rows[i].ev.ResumeAfterRows(rows[i].n)
 	for _, sc := range scenarios(false) {
 		for _, gtid := range []bool{false, true} {
 			if gtid && strings.Contains(sc.name, "anonymous") {
@@ -174,6 +180,7 @@ func TestTokenWriterMatchesAppendText(t *testing.T) {
 			s.AddListener(func(_ context.Context, ev binlogstream.Event) error {
 				for n := range binlogstream.RowChanges(ev.BinlogEvent) + 1 {
 					all = append(all, ev.ResumeAfterRows(n))
+					rows = append(rows, afterRows{&ev, n})
 				}
 				if got++; got == n {
 					cancel()
@@ -186,18 +193,38 @@ func TestTokenWriterMatchesAppendText(t *testing.T) {
 		}
 	}
 	require.Greater(t, len(all), 500)
-	check := func(order []binlogstream.ResumePosition) {
-		var w binlogstream.TokenWriter
-		var got []byte
-		for _, r := range order {
-			want, err := r.AppendText(nil)
-			require.NoError(t, err)
-			got = w.Append(got[:0], r)
-			require.Equal(t, string(want), string(got))
+	inside := 0 // tokens inside a file-mode rows event: AppendAfterRows' own path
+	for k, r := range rows {
+		if r.n > 0 && r.n < binlogstream.RowChanges(r.ev.BinlogEvent) && !all[k].IsGTID() {
+			inside++
 		}
 	}
-	check(all)
-	shuffled := slices.Clone(all)
+	require.Greater(t, inside, 50)
+	check := func(order []int, how func(i int) int) {
+		var w binlogstream.TokenWriter
+		var got []byte
+		for i, k := range order {
+			want, err := all[k].AppendText(nil)
+			require.NoError(t, err)
+			if how(i) == 0 {
+				got = w.Append(got[:0], all[k])
+			} else {
+				got = w.AppendAfterRows(got[:0], rows[k].ev, rows[k].n)
+			}
+			require.Equal(t, string(want), string(got), "%s", all[k])
+		}
+	}
+	inOrder := make([]int, len(all))
+	for i := range inOrder {
+		inOrder[i] = i
+	}
+	shuffled := slices.Clone(inOrder)
 	rand.New(rand.NewPCG(1, 1)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
-	check(shuffled)
+	rng := rand.New(rand.NewPCG(2, 2))
+	for _, order := range [][]int{inOrder, shuffled} {
+		check(order, func(int) int { return 0 })
+		check(order, func(int) int { return 1 })
+		check(order, func(i int) int { return i % 2 })
+		check(order, func(int) int { return rng.IntN(2) })
+	}
 }

@@ -274,11 +274,11 @@ func appendToken(b []byte, resume binlogstream.ResumePosition) []byte {
 	return append(b, "\"}\n"...)
 }
 
-// appendTokenWith is appendToken through w, for the row lines of one
-// event, whose tokens share most of their bytes.
-func appendTokenWith(w *binlogstream.TokenWriter, b []byte, resume binlogstream.ResumePosition) []byte {
+// appendRowToken is appendToken for the row lines of one event, after
+// its first n rows, through w: their tokens share most of their bytes.
+func appendRowToken(w *binlogstream.TokenWriter, b []byte, ev *binlogstream.Event, n int) []byte {
 	b = append(b, '"')
-	b = w.Append(b, resume)
+	b = w.AppendAfterRows(b, ev, n)
 	return append(b, "\"}\n"...)
 }
 

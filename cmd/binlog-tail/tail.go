@@ -626,7 +626,7 @@ func (j *job) format() {
 			b = append(b, j.head...)
 			b = appendRowImages(b, ev.Table, j.tf, before, after, skipBefore, skipAfter)
 			b = append(b, j.tail...)
-			b = appendTokenWith(&j.tokens, b, ev.ResumeAfterRows(i+1))
+			b = appendRowToken(&j.tokens, b, ev, i+1)
 		}
 		j.lines, j.rows = uint64(n), uint64(n)
 		if j.crashAt >= 0 {
