@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -60,6 +61,10 @@ type tailConfig struct {
 	// simulates SIGKILL there: the buffer goes out, then only half of that
 	// line, and the run ends with errCrashed. The demo uses it.
 	crashBefore func(ev binlogstream.Event, row int) bool
+	// writeback and writebackEvery replace startWriteback and
+	// writebackEvery when set (tests).
+	writeback      func(*os.File) error
+	writebackEvery int
 }
 
 var errCrashed = errors.New("simulated crash")
@@ -101,6 +106,13 @@ type tailer struct {
 	rows    atomic.Uint64
 	reached bool
 
+	// The writer asks writeback to start writing the file to disk once
+	// writebackEvery bytes were written since it last asked, so that the
+	// fsync at the end of a run waits for the last of them, not for all.
+	unwritten   int
+	writebacks  chan struct{}
+	writebackWG sync.WaitGroup
+
 	// With --tables: when the last line was queued, and how old it may get
 	// before an event that writes no line writes a progress line.
 	lastLine      time.Time
@@ -136,6 +148,8 @@ const (
 	// dropped after use, so the queue holds at most about
 	// queuedEvents*maxKeptBuf between huge events.
 	maxKeptBuf = 1 << 20
+	// writebackEvery: bytes written between two writeback requests.
+	writebackEvery = 16 << 20
 )
 
 // formatters is how many goroutines turn events into lines.
@@ -158,6 +172,8 @@ func (t *tailer) startPipeline() {
 			}
 		})
 	}
+	t.writebacks = make(chan struct{}, 1)
+	t.writebackWG.Go(t.startWritebacks)
 	t.wg.Go(t.writer)
 }
 
@@ -166,6 +182,27 @@ func (t *tailer) stopPipeline() {
 	close(t.work)
 	close(t.order)
 	t.wg.Wait()
+	close(t.writebacks)
+	t.writebackWG.Wait()
+}
+
+// startWritebacks starts the disk writes of what the file holds when the writer
+// asks (startWriteback; on its own goroutine, as it takes milliseconds),
+// without waiting for them: with them started while the stream runs, the
+// fsync at the end of a 145 MB run waited 9 ms instead of 100-115 ms.
+// Where that fails or is not available it stops asking: the fsync at the
+// end still writes everything and reports any error.
+func (t *tailer) startWritebacks() {
+	start := startWriteback
+	if t.cfg.writeback != nil {
+		start = t.cfg.writeback
+	}
+	ok := true
+	for range t.writebacks {
+		if ok {
+			ok = start(t.f) == nil
+		}
+	}
 }
 
 func (t *tailer) fail(err error) {
@@ -206,6 +243,13 @@ func (t *tailer) write(j *job) error {
 		}
 		t.lines.Add(j.lines)
 		t.rows.Add(j.rows)
+		if t.unwritten += len(j.buf); t.unwritten >= cmp.Or(t.cfg.writebackEvery, writebackEvery) {
+			select {
+			case t.writebacks <- struct{}{}:
+				t.unwritten = 0
+			default: // one is running: ask again after the next event
+			}
+		}
 		return nil
 	}
 	// What a process killed in the middle of writing the crash line would

@@ -3,8 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -175,4 +178,60 @@ func TestCompressedTransactionsToTheTarget(t *testing.T) {
 	out, err := os.ReadFile(path)
 	require.NoError(t, err)
 	assert.Equal(t, 12, bytes.Count(out, []byte(`"type":"insert"`)), "1 + 10 + 1 rows")
+}
+
+// TestWriteback: the writer asks for the disk writes of the file to start
+// once every writebackEvery bytes (not when one is still running), the
+// file is the same with or without them, and a writeback that fails is
+// not asked for again.
+func TestWriteback(t *testing.T) {
+	want := reference(t)
+	for _, fail := range []bool{false, true} {
+		var calls atomic.Int32
+		cfg := fakeConfig(t)
+		cfg.writebackEvery = 256
+		cfg.writeback = func(f *os.File) error {
+			calls.Add(1)
+			if fail {
+				return errors.New("not supported here")
+			}
+			return startWriteback(f)
+		}
+		path := filepath.Join(t.TempDir(), "out.jsonl")
+		res, err := tail(context.Background(), path, cfg)
+		require.NoError(t, err)
+		require.True(t, res.Reached)
+		got, err := os.ReadFile(path)
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(got))
+		if fail {
+			assert.Equal(t, int32(1), calls.Load(), "asked again after a failure")
+		} else {
+			// At most one a writebackEvery, at least one.
+			assert.LessOrEqual(t, int(calls.Load()), len(want)/256)
+			assert.Positive(t, calls.Load())
+		}
+	}
+}
+
+// TestStartWriteback: on Linux the writes of a regular file start (and a
+// pipe, which has no pages to write, is refused); elsewhere it is not
+// supported and the final fsync does all.
+func TestStartWriteback(t *testing.T) {
+	f, err := os.Create(filepath.Join(t.TempDir(), "f"))
+	require.NoError(t, err)
+	defer f.Close()
+	_, err = f.Write(bytes.Repeat([]byte("x"), 1<<20))
+	require.NoError(t, err)
+	err = startWriteback(f)
+	if runtime.GOOS != "linux" {
+		require.ErrorIs(t, err, errors.ErrUnsupported)
+		return
+	}
+	require.NoError(t, err)
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	defer r.Close()
+	defer w.Close()
+	assert.Error(t, startWriteback(w))
 }

@@ -1,0 +1,12 @@
+//go:build !linux
+
+package main
+
+import (
+	"errors"
+	"os"
+)
+
+// startWriteback is Linux's sync_file_range; elsewhere the fsync at the
+// end of the run writes the whole file.
+func startWriteback(*os.File) error { return errors.ErrUnsupported }
