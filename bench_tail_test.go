@@ -24,19 +24,20 @@ var tailMixes = []struct {
 	name, cols, vals, update  string
 	inserts, updates, deletes int
 	metadata                  string // binlog_row_metadata; "" keeps MariaDB 10.11's NO_LOG
+	gtid                      bool   // binlog-tail --gtid: GTID-mode tokens
 }{
 	{"readme", "id INT PRIMARY KEY, a INT, b VARCHAR(40), c VARCHAR(60), d INT",
 		"seq, seq*7, CONCAT('name-', seq), REPEAT(CHAR(97 + seq % 26), 5 + seq % 20), seq % 1000",
-		"a = a + 1, b = CONCAT(b, '-u')", 400_000, 100_000, 50_000, ""},
+		"a = a + 1, b = CONCAT(b, '-u')", 400_000, 100_000, 50_000, "", false},
 	{"datetime-decimal", "id INT PRIMARY KEY, a BIGINT, b VARCHAR(40), c DECIMAL(10,2), d DATETIME",
 		"seq, seq * 1000003, CONCAT('name-', seq), seq / 100, '2024-01-02 03:04:05' + INTERVAL seq SECOND",
-		"c = c + 1, d = d + INTERVAL 1 DAY", 300_000, 150_000, 100_000, ""},
+		"c = c + 1, d = d + INTERVAL 1 DAY", 300_000, 150_000, 100_000, "", false},
 	{"14-columns", "id BIGINT PRIMARY KEY, a VARCHAR(40), b DECIMAL(12,4), c DATETIME(6), d TIMESTAMP NULL, e DATE, " +
 		"f TIME(3), g DOUBLE, h ENUM('new','open','closed'), i TEXT, j VARBINARY(32), k TINYINT UNSIGNED, l FLOAT, m INT",
 		"seq, CONCAT('customer-', seq), seq / 7, '2024-01-02 03:04:05.123456' + INTERVAL seq SECOND, FROM_UNIXTIME(1700000000 + seq), " +
 			"'2020-01-01' + INTERVAL seq % 3000 DAY, SEC_TO_TIME(seq % 86400) + INTERVAL 0.25 SECOND, seq / 3, 1 + seq % 3, " +
 			"REPEAT('lorem ipsum ', 1 + seq % 8), UNHEX(MD5(seq)), seq % 256, seq / 11, -seq",
-		"h = 'closed', b = b + 1", 200_000, 100_000, 50_000, ""},
+		"h = 'closed', b = b + 1", 200_000, 100_000, 50_000, "", false},
 }
 
 func init() {
@@ -44,7 +45,11 @@ func init() {
 	// each Table_map instead of the schema snapshot and history.
 	full := tailMixes[2]
 	full.name, full.metadata = "14-columns-full-metadata", "FULL"
-	tailMixes = append(tailMixes, full)
+	// The README's table again in GTID mode (--gtid): every token holds
+	// the executed set and the transaction's progress.
+	gtid := tailMixes[0]
+	gtid.name, gtid.gtid = "readme-gtid", true
+	tailMixes = append(tailMixes, full, gtid)
 }
 
 // BenchmarkRealTailMixes: binlog-tail against `mariadb-binlog -v
@@ -86,6 +91,9 @@ func BenchmarkRealTailMixes(b *testing.B) {
 			for b.Loop() {
 				os.Remove(out)
 				args := []string{"--dsn", s.DSN(s.ReplUser()), "--out", out, "--start", "oldest", "--stop-at-current", "--quiet", "--server-id", "502"}
+				if mix.gtid {
+					args = append(args, "--gtid")
+				}
 				if p := os.Getenv("BINLOGSTREAM_TAIL_PROFILE"); p != "" {
 					args = append(args, "--cpuprofile", filepath.Join(p, mix.name+".pprof"))
 				}

@@ -3,9 +3,11 @@ package binlogstream_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -302,10 +304,21 @@ func BenchmarkTokenAppend(b *testing.B) {
 	}
 	gtid.GTID = "3e11fa47-71ca-11e1-9e33-c80aa9429562:123457"
 	gtid.Progress = binlogstream.TxnProgress{TableMaps: 1, Rows: 17, Fingerprint: 0x1234}
+	// A MySQL server after a few failovers: an executed set of 12 server
+	// UUIDs (547 bytes).
+	var uuids []string
+	for i := range 12 {
+		uuids = append(uuids, fmt.Sprintf("%08x-71ca-11e1-9e33-c80aa94295%02d:1-%d", 0x3e11fa47+i, i, 1000*(i+1)))
+	}
+	long, err := binlogstream.StartAtGTID("mysql", strings.Join(uuids, ","))
+	if err != nil {
+		b.Fatal(err)
+	}
+	long.GTID, long.Progress = gtid.GTID, gtid.Progress
 	for _, c := range []struct {
 		name string
 		r    binlogstream.ResumePosition
-	}{{"file", file}, {"gtid", gtid}} {
+	}{{"file", file}, {"gtid", gtid}, {"gtid-12-uuids", long}} {
 		b.Run(c.name, func(b *testing.B) {
 			var buf []byte
 			b.ReportAllocs()

@@ -248,7 +248,7 @@ func (r ResumePosition) appendToken(dst []byte) []byte {
 	if r.IsZero() {
 		return dst
 	}
-	var buf [160]byte
+	var buf [1024]byte // a GTID payload is as long as its sets: mostly well under this
 	b := r.appendPayload(buf[:0])
 	b = binary.LittleEndian.AppendUint32(b, crcIEEE(b))
 	dst = append(dst, tokenPrefix...)
@@ -266,13 +266,17 @@ func (r ResumePosition) appendPayload(b []byte) []byte {
 // in about a third of the time when each token shares most of its bytes
 // with the one before (the positions after each row of one rows event,
 // which differ in a row count): it keeps the checksum state and the
-// base64 text of the bytes they share. The zero value is ready; a
+// base64 text of the bytes they share. A GTID-mode token holds the whole
+// executed set: with a long one the shared part is most of the token (12
+// server UUIDs: 204 ns a row's token against 6.1 us without the sharing).
+// No allocation once its buffers have grown. The zero value is ready; a
 // TokenWriter is not safe for concurrent use.
 type TokenWriter struct {
-	prev [160]byte // prev[:k] is the part of the payloads encoded in text and crc
-	k    int       // a multiple of 3
-	crc  uint32    // crcUpdate state after prev[:k]
-	text []byte    // base64 of prev[:k]
+	prev    []byte // prev[:k] is the part of the payloads encoded in text and crc
+	k       int    // a multiple of 3
+	crc     uint32 // crcUpdate state after prev[:k]
+	text    []byte // base64 of prev[:k]
+	payload []byte // where Append builds a payload (a GTID set can be long)
 
 	// AppendAfterRows: the event the state is for (its position before
 	// its rows), and the payload bytes after prev[:k] up to the row count
@@ -291,13 +295,11 @@ func (w *TokenWriter) AppendAfterRows(dst []byte, ev *Event, n int) []byte {
 		return w.Append(dst, ev.ResumeAfterRows(n))
 	}
 	if w.text == nil || !w.rowsOf.samePayloadHead(r) {
-		var buf [164]byte
-		b := r.appendFileHead(buf[:0])
-		if len(b)+binary.MaxVarintLen64+len(r.GTID)+2*binary.MaxVarintLen64 > len(w.prev) {
-			return w.Append(dst, ev.ResumeAfterRows(n)) // not from this package's positions
-		}
+		b := r.appendFileHead(w.payload[:0])
+		w.payload = b[:0]
 		w.rowsOf = *r
-		w.k = copy(w.prev[:], b[:len(b)/3*3])
+		w.prev = append(w.prev[:0], b[:len(b)/3*3]...)
+		w.k = len(w.prev)
 		w.crc = crcUpdate(^uint32(0), b[:w.k])
 		w.text = base64.RawURLEncoding.AppendEncode(w.text[:0], b[:w.k])
 		w.head = append(w.head[:0], b[w.k:]...)
@@ -319,16 +321,14 @@ func (w *TokenWriter) Append(dst []byte, r ResumePosition) []byte {
 	if r.IsZero() {
 		return dst
 	}
-	var buf [164]byte
-	b := r.appendPayload(buf[:0])
-	if len(b) > len(w.prev) {
-		return r.appendToken(dst) // not from this package's positions; never cached
-	}
+	b := r.appendPayload(w.payload[:0])
+	w.payload = b[:0]
 	if w.text == nil || len(b) < w.k || !bytes.Equal(b[:w.k], w.prev[:w.k]) {
 		// Another event: keep all but the last 16 bytes (where the row
 		// counts are, and a GTID token's fingerprint).
 		w.rowsOf = ResumePosition{}
-		w.k = copy(w.prev[:], b[:max(len(b)-16, 0)/3*3])
+		w.prev = append(w.prev[:0], b[:max(len(b)-16, 0)/3*3]...)
+		w.k = len(w.prev)
 		w.crc = crcUpdate(^uint32(0), b[:w.k])
 		w.text = base64.RawURLEncoding.AppendEncode(w.text[:0], b[:w.k])
 	}
