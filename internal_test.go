@@ -4,8 +4,10 @@ package binlogstream
 // checksum.
 
 import (
+	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"hash/fnv"
 	"log/slog"
 	"math/rand/v2"
 	"testing"
@@ -145,4 +147,45 @@ func TestGoMySQLExpectedWarningsAtDebug(t *testing.T) {
 		require.Len(t, hook.AllEntries(), 1)
 		require.Equal(t, c.want, hook.LastEntry().Level, "case %d: %s", i, hook.LastEntry().Message)
 	}
+}
+
+// TestRowsFingerprint: a row change folds into the GTID-mode fingerprint
+// as FNV-1a 64 of the previous value (8 bytes, little endian), its kind
+// and "schema.table" ("" without a Table_map): tokens persist it, so it
+// must not change; and it costs no allocation.
+func TestRowsFingerprint(t *testing.T) {
+	want := func(fp uint64, kind byte, key string, n int) uint64 {
+		for range n {
+			h := fnv.New64a()
+			h.Write(binary.LittleEndian.AppendUint64(nil, fp))
+			h.Write([]byte{kind})
+			h.Write([]byte(key))
+			fp = h.Sum64()
+		}
+		return fp
+	}
+	rng := rand.New(rand.NewPCG(4, 4))
+	for _, c := range []struct {
+		tp          replication.EventType
+		kind        byte
+		table       *replication.TableMapEvent
+		key         string
+		description string
+	}{
+		{replication.WRITE_ROWS_EVENTv1, 'i', &replication.TableMapEvent{Schema: []byte("app"), Table: []byte("orders")}, "app.orders", "insert"},
+		{replication.UPDATE_ROWS_EVENTv2, 'u', &replication.TableMapEvent{Schema: []byte("s"), Table: []byte("")}, "s.", "update"},
+		{replication.DELETE_ROWS_EVENTv2, 'd', &replication.TableMapEvent{Schema: []byte(""), Table: []byte("t")}, ".t", "delete"},
+		{replication.WRITE_ROWS_EVENTv2, 'i', nil, "", "no Table_map"},
+	} {
+		ev := &replication.BinlogEvent{Header: &replication.EventHeader{EventType: c.tp}, Event: &replication.RowsEvent{Table: c.table}}
+		for _, n := range []int{0, 1, 2, 7} {
+			fp := rng.Uint64()
+			require.Equal(t, want(fp, c.kind, c.key, n), addRows(fp, ev, n), "%s, %d rows", c.description, n)
+		}
+		require.Zero(t, testing.AllocsPerRun(100, func() { addRows(1, ev, 3) }), c.description)
+	}
+	// Pinned: the value before rows were folded in pieces.
+	ev := &replication.BinlogEvent{Header: &replication.EventHeader{EventType: replication.WRITE_ROWS_EVENTv1},
+		Event: &replication.RowsEvent{Table: &replication.TableMapEvent{Schema: []byte("app"), Table: []byte("orders")}}}
+	require.Equal(t, uint64(0xc3a372bca7b4092c), addRows(fnvOffset64, ev, 3))
 }

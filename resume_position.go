@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -322,6 +323,7 @@ func (w *TokenWriter) Append(dst []byte, r ResumePosition) []byte {
 		return dst
 	}
 	b := r.appendPayload(w.payload[:0])
+	b = slices.Grow(b, 4) // the checksum goes after it
 	w.payload = b[:0]
 	if w.text == nil || len(b) < w.k || !bytes.Equal(b[:w.k], w.prev[:w.k]) {
 		// Another event: keep all but the last 16 bytes (where the row

@@ -547,3 +547,57 @@ func TestIntegrationSchemaSnapshotUnderWrites(t *testing.T) {
 	close(stop)
 	require.NoError(t, <-writerDone)
 }
+
+// TestIntegrationSchemaScanFromInsideATransaction: a first run with a
+// schema snapshot resumed from a token inside a rows event, in file and in
+// GTID mode, reads the binlog up to the snapshot for its DDL (decoding no
+// rows) and then delivers what an uninterrupted run does after the token:
+// the table no DDL touched known from the snapshot, the one created in
+// between from its CREATE.
+func TestIntegrationSchemaScanFromInsideATransaction(t *testing.T) {
+	mariadb.Require(t)
+	t.Parallel()
+	s := mariadb.Start(t, mariadb.Options{})
+	s.Exec(t, "CREATE DATABASE d", "USE d", "CREATE TABLE t (x VARCHAR(9), n1 INT PRIMARY KEY)")
+	from := masterPos(t, s)
+	fromGTID := s.QueryValue(t, "SELECT @@gtid_binlog_pos")
+	s.Exec(t, "USE d", "BEGIN", "INSERT INTO t SELECT CONCAT('x:', seq), 1000 + seq FROM seq_1_to_900",
+		"INSERT INTO t VALUES ('x:end', 1999)", "COMMIT",
+		"CREATE TABLE w (z VARCHAR(9))", "INSERT INTO w VALUES ('z:1')", "INSERT INTO t VALUES ('x:after', 1998)")
+	target := masterPos(t, s)
+	cfg := binlogstream.SchemaConfig{Snapshot: true, Databases: []string{"d"}}
+	gtidStart, err := binlogstream.StartAtGTID("mariadb", fromGTID)
+	require.NoError(t, err)
+	for _, start := range []binlogstream.ResumePosition{binlogstream.StartAt(from), gtidStart} {
+		mode := "file"
+		if start.IsGTID() {
+			mode = "gtid"
+		}
+		t.Run(mode, func(t *testing.T) {
+			whole := streamNamed(t, itSource(t, s), start, filepath.Join(t.TempDir(), "h"), -1, target, cfg)
+			require.NoError(t, whole.err)
+			require.Len(t, whole.rows, 903)
+
+			// A token after 7 rows of the first rows event.
+			var tok binlogstream.ResumePosition
+			st, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: itSource(t, s), Start: start})
+			require.NoError(t, err)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			st.AddListener(func(_ context.Context, ev binlogstream.Event) error {
+				if binlogstream.RowChanges(ev.BinlogEvent) > 7 {
+					tok = ev.ResumeAfterRows(7)
+					cancel()
+				}
+				return nil
+			})
+			require.ErrorIs(t, st.Run(ctx), context.Canceled)
+			require.NoError(t, st.Close())
+			require.True(t, tok.Rows == 7 || tok.GTID != "" && tok.Progress.Rows == 7, "inside the event: %s", tok)
+
+			got := streamNamed(t, itSource(t, s), reparse(t, tok), filepath.Join(t.TempDir(), "h"), -1, target, cfg)
+			require.NoError(t, got.err)
+			assert.Equal(t, whole.rows[7:], got.rows)
+		})
+	}
+}

@@ -68,10 +68,26 @@ func (h *schemaHistory) installUntouched(s *SchemaSnapshot, p *SchemaPrescan) {
 // prescan streams src from `from` to the snapshot's position and collects
 // the targets of every DDL statement on the way.
 func prescan(ctx context.Context, src Source, from ResumePosition, snap *SchemaSnapshot, log logrus.FieldLogger) (*SchemaPrescan, error) {
-	if rs, ok := src.(ReplaySkipper); ok && !from.IsGTID() {
-		src = skipRowsSource{rs, snap.Position} // only the DDL matters: rows stay undecoded
+	start := from
+	if ro, ok := src.(rowlessOpener); ok {
+		// Only the DDL matters: no rows are decoded. The scan starts outside
+		// any statement (a resume inside one would count its rows), where
+		// from's transaction or statement began: no DDL lies between, as a
+		// DDL statement is a transaction of its own.
+		src = rowlessSource{ro}
+		var err error
+		if from.IsGTID() {
+			start, err = StartAtGTID(from.Flavor, from.Executed)
+		} else {
+			start = StartAt(from.Safe)
+		}
+		if err != nil {
+			return nil, err
+		}
+	} else if rs, ok := src.(ReplaySkipper); ok && !from.IsGTID() {
+		src = skipRowsSource{rs, snap.Position} // rows up to the snapshot's offset stay undecoded
 	}
-	s, err := NewBinlogStreamer(Config{Source: src, Start: from, Logger: log})
+	s, err := NewBinlogStreamer(Config{Source: src, Start: start, Logger: log})
 	if err != nil {
 		return nil, err
 	}
@@ -112,6 +128,28 @@ func prescan(ctx context.Context, src Source, from ResumePosition, snap *SchemaS
 	}
 	return p, nil
 }
+
+// rowlessOpener is a Source whose dumps can leave the rows of every table
+// undecoded and undelivered, positions still moving through them (as
+// SyncerConfig.DecodeTable wanting no table).
+type rowlessOpener interface {
+	openFileRowless(ctx context.Context, pos mysql.Position) (Stream, error)
+	openGTIDRowless(ctx context.Context, set mysql.GTIDSet) (Stream, error)
+}
+
+// rowlessSource opens its dumps rowless.
+type rowlessSource struct{ r rowlessOpener }
+
+func (s rowlessSource) OpenFile(ctx context.Context, pos mysql.Position) (Stream, error) {
+	return s.r.openFileRowless(ctx, pos)
+}
+
+func (s rowlessSource) OpenGTID(ctx context.Context, set mysql.GTIDSet) (Stream, error) {
+	return s.r.openGTIDRowless(ctx, set)
+}
+
+// noTable is a table filter that wants no table's rows.
+func noTable(string, string) bool { return false }
 
 // skipRowsSource opens file-mode dumps that leave the rows events up to
 // a position undecoded.

@@ -29,19 +29,30 @@ func (p TxnProgress) reached(q TxnProgress) bool {
 	return p.TableMaps >= q.TableMaps && p.Rows >= q.Rows && p.Statements >= q.Statements
 }
 
-const fnvOffset64 = 14695981039346656037
+const (
+	fnvOffset64 = 14695981039346656037
+	fnvPrime64  = 1099511628211
+)
 
 // fingerprintAdd folds one unit into a fingerprint: FNV-1a 64 over the
 // previous value, the unit's kind and its text, without allocating.
 func fingerprintAdd(fp uint64, kind byte, text string) uint64 {
-	const prime = 1099511628211
+	return fingerprintMore(fingerprintStart(fp, kind), text)
+}
+
+// fingerprintStart and fingerprintMore are fingerprintAdd in parts: its
+// text may come in pieces.
+func fingerprintStart(fp uint64, kind byte) uint64 {
 	h := uint64(fnvOffset64)
 	for i := 0; i < 8; i++ {
-		h = (h ^ uint64(byte(fp>>(8*i)))) * prime
+		h = (h ^ uint64(byte(fp>>(8*i)))) * fnvPrime64
 	}
-	h = (h ^ uint64(kind)) * prime
+	return (h ^ uint64(kind)) * fnvPrime64
+}
+
+func fingerprintMore[T string | []byte](h uint64, text T) uint64 {
 	for i := 0; i < len(text); i++ {
-		h = (h ^ uint64(text[i])) * prime
+		h = (h ^ uint64(text[i])) * fnvPrime64
 	}
 	return h
 }
@@ -58,18 +69,19 @@ func rowKind(t replication.EventType) byte {
 	return 'u'
 }
 
-func rowsKey(ev *replication.BinlogEvent) string {
-	if re, ok := ev.Event.(*replication.RowsEvent); ok && re.Table != nil {
-		return string(re.Table.Schema) + "." + string(re.Table.Table)
-	}
-	return ""
-}
-
-// addRows folds n row changes of a rows event into a fingerprint.
+// addRows folds n row changes of a rows event into a fingerprint: each
+// is its kind and its table's "schema.table" ("" without a Table_map).
 func addRows(fp uint64, ev *replication.BinlogEvent, n int) uint64 {
-	kind, key := rowKind(ev.Header.EventType), rowsKey(ev)
+	kind := rowKind(ev.Header.EventType)
+	re, ok := ev.Event.(*replication.RowsEvent)
 	for i := 0; i < n; i++ {
-		fp = fingerprintAdd(fp, kind, key)
+		h := fingerprintStart(fp, kind)
+		if ok && re.Table != nil {
+			h = fingerprintMore(h, re.Table.Schema)
+			h = fingerprintMore(h, ".")
+			h = fingerprintMore(h, re.Table.Table)
+		}
+		fp = h
 	}
 	return fp
 }
