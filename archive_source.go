@@ -115,22 +115,34 @@ func (a *ArchiveSource) Oldest(ctx context.Context) (string, error) {
 // OpenFile starts a dump at pos: on the server when it has pos's file,
 // else in the archive.
 func (a *ArchiveSource) OpenFile(ctx context.Context, pos mysql.Position) (Stream, error) {
-	return a.open(ctx, pos, nil)
+	return a.open(ctx, pos, nil, false)
+}
+
+var _ rowlessOpener = (*ArchiveSource)(nil)
+
+// openFileRowless and openGTIDRowless decode no rows on either side (on
+// the server's when its Source can leave them).
+func (a *ArchiveSource) openFileRowless(ctx context.Context, pos mysql.Position) (Stream, error) {
+	return a.open(ctx, pos, nil, true)
+}
+
+func (a *ArchiveSource) openGTIDRowless(ctx context.Context, set mysql.GTIDSet) (Stream, error) {
+	return a.openGTID(ctx, set, true)
 }
 
 // OpenFileReplay is OpenFile with the replayed rows left undecoded, on
 // either side.
 func (a *ArchiveSource) OpenFileReplay(ctx context.Context, pos mysql.Position, streamed Position) (Stream, error) {
-	return a.open(ctx, pos, &streamed)
+	return a.open(ctx, pos, &streamed, false)
 }
 
-func (a *ArchiveSource) open(ctx context.Context, pos mysql.Position, streamed *Position) (Stream, error) {
+func (a *ArchiveSource) open(ctx context.Context, pos mysql.Position, streamed *Position, rowless bool) (Stream, error) {
 	live, err := a.cfg.Lister.BinaryLogs(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if slices.Contains(live, pos.Name) {
-		return a.openLive(ctx, pos, streamed)
+		return a.openLive(ctx, pos, streamed, rowless)
 	}
 	arch, err := a.cfg.Archive.Files()
 	if err != nil {
@@ -140,13 +152,13 @@ func (a *ArchiveSource) open(ctx context.Context, pos mysql.Position, streamed *
 		return nil, &FileError{Path: a.cfg.Archive.path(pos.Name), Offset: uint64(pos.Pos), Err: fmt.Errorf(
 			"%w: neither the server (%s) nor the archive (%s) has it", ErrNotInDir, span(live), span(arch))}
 	}
-	ds, err := a.cfg.Archive.openFile(ctx, pos, streamed)
+	ds, err := a.cfg.Archive.openFile(ctx, pos, streamed, rowless)
 	if err != nil {
 		return nil, err
 	}
 	ds.handOff = a.handOff(ctx)
 	ds.start()
-	return &archiveStream{src: a, arch: ds, closed: make(chan struct{})}, nil
+	return &archiveStream{src: a, arch: ds, rowless: rowless, closed: make(chan struct{})}, nil
 }
 
 // handOff says, at the end of the archived file cur (whose Rotate names
@@ -186,7 +198,10 @@ func (a *ArchiveSource) handOff(ctx context.Context) func(cur, rotateTo string) 
 	}
 }
 
-func (a *ArchiveSource) openLive(ctx context.Context, pos mysql.Position, streamed *Position) (Stream, error) {
+func (a *ArchiveSource) openLive(ctx context.Context, pos mysql.Position, streamed *Position, rowless bool) (Stream, error) {
+	if ro, ok := a.cfg.Live.(rowlessOpener); ok && rowless {
+		return ro.openFileRowless(ctx, pos)
+	}
 	if rs, ok := a.cfg.Live.(ReplaySkipper); ok && streamed != nil {
 		return rs.OpenFileReplay(ctx, pos, *streamed)
 	}
@@ -196,6 +211,10 @@ func (a *ArchiveSource) openLive(ctx context.Context, pos mysql.Position, stream
 // OpenGTID starts a GTID dump on the server when it still has every
 // transaction after set, else in the archive.
 func (a *ArchiveSource) OpenGTID(ctx context.Context, set mysql.GTIDSet) (Stream, error) {
+	return a.openGTID(ctx, set, false)
+}
+
+func (a *ArchiveSource) openGTID(ctx context.Context, set mysql.GTIDSet, rowless bool) (Stream, error) {
 	purged, err := a.cfg.Lister.PurgedGTIDs(ctx)
 	if err != nil {
 		return nil, err
@@ -209,15 +228,22 @@ func (a *ArchiveSource) OpenGTID(ctx context.Context, set mysql.GTIDSet) (Stream
 		return nil, fmt.Errorf("binlogstream: the server's purged GTID state %q: %w", purged, err)
 	}
 	if set.Contain(p) {
-		return a.cfg.Live.OpenGTID(ctx, set)
+		return a.openLiveGTID(ctx, set, rowless)
 	}
-	ds, err := a.cfg.Archive.openGTID(ctx, set)
+	ds, err := a.cfg.Archive.openGTID(ctx, set, rowless)
 	if err != nil {
 		return nil, err
 	}
 	ds.handOff = a.handOff(ctx)
 	ds.start()
-	return &archiveStream{src: a, arch: ds, closed: make(chan struct{})}, nil
+	return &archiveStream{src: a, arch: ds, rowless: rowless, closed: make(chan struct{})}, nil
+}
+
+func (a *ArchiveSource) openLiveGTID(ctx context.Context, set mysql.GTIDSet, rowless bool) (Stream, error) {
+	if ro, ok := a.cfg.Live.(rowlessOpener); ok && rowless {
+		return ro.openGTIDRowless(ctx, set)
+	}
+	return a.cfg.Live.OpenGTID(ctx, set)
 }
 
 func span(names []string) string {
@@ -230,8 +256,9 @@ func span(names []string) string {
 // archiveStream reads the archive, then the server from the file the
 // archive handed over at.
 type archiveStream struct {
-	src  *ArchiveSource
-	arch *dirStream
+	src     *ArchiveSource
+	arch    *dirStream
+	rowless bool // the server's side decodes no rows either
 
 	mu     sync.Mutex
 	live   Stream
@@ -253,9 +280,9 @@ func (s *archiveStream) Next(ctx context.Context) (*replication.BinlogEvent, err
 	}
 	_ = s.arch.Close()
 	if h.executed != nil {
-		live, err = s.src.cfg.Live.OpenGTID(ctx, h.executed)
+		live, err = s.src.openLiveGTID(ctx, h.executed, s.rowless)
 	} else {
-		live, err = s.src.cfg.Live.OpenFile(ctx, mysql.Position{Name: h.next, Pos: 4})
+		live, err = s.src.openLive(ctx, mysql.Position{Name: h.next, Pos: 4}, nil, s.rowless)
 	}
 	if err != nil {
 		return nil, err

@@ -198,3 +198,76 @@ func TestArchiveGap(t *testing.T) {
 	require.ErrorIs(t, r.err, binlogstream.ErrNotInDir)
 	assert.Contains(t, r.err.Error(), bl.Files[2].Name)
 }
+
+// TestArchiveRowless: the schema's DDL scan opens an ArchiveSource's dumps
+// with no table's rows decoded: the archive's rows events are read but
+// not delivered, everything else is, and the stream moves on to the
+// server as it does with rows (the fake server decodes its rows: it
+// cannot leave them).
+func TestArchiveRowless(t *testing.T) {
+	for _, f := range []th.Flavor{th.MySQL, th.MariaDB} {
+		bl := archiveBinlog(f)
+		const purged, archTo = 3, 2
+		inArchive := func(entry string) bool {
+			for _, file := range bl.Files[:purged] {
+				if strings.Contains(entry, "RowsEventV") && strings.Contains(entry, " end="+file.Name+":") {
+					return true
+				}
+			}
+			return false
+		}
+		newSource := func(t *testing.T) binlogstream.Source {
+			live := th.NewFakeSource(bl)
+			live.Purge(purged)
+			src, err := binlogstream.NewArchiveSource(binlogstream.ArchiveConfig{
+				Archive: archiveOf(t, bl, 0, archTo), Live: live, Lister: fakeLister{bl, purged}})
+			require.NoError(t, err)
+			return binlogstream.Rowless(src)
+		}
+		without := func(all []string) (out []string) {
+			for _, e := range all {
+				if !inArchive(e) {
+					out = append(out, e)
+				}
+			}
+			return out
+		}
+		t.Run(string(f)+"/file", func(t *testing.T) {
+			start := binlogstream.StartAt(binlogstream.Position{File: bl.Files[0].Name, Offset: 4})
+			full := stream(t, th.NewFakeSource(bl), start, deliveries(bl), nil)
+			want := without(full.entries)
+			require.Less(t, len(want), len(full.entries), "the archive has rows")
+			n := 0
+			for i := range full.events {
+				end := len(full.entries)
+				if i+1 < full.events {
+					end = full.first[i+1]
+				}
+				if end == full.first[i] || len(without(full.entries[full.first[i]:end])) > 0 {
+					n++
+				}
+			}
+			got := stream(t, newSource(t), start, n, nil)
+			require.ErrorIs(t, got.err, context.Canceled)
+			require.Equal(t, want, got.entries)
+			require.Equal(t, full.tokens[len(full.tokens)-1], got.tokens[len(got.tokens)-1])
+		})
+		t.Run(string(f)+"/gtid", func(t *testing.T) {
+			// With their binlog positions: the archive's rows are those that
+			// end in its files.
+			var fullEntries, gotEntries []string
+			streamGTID(t, th.NewFakeSource(bl), gtidStart(t, f), -1, func(_ int, ev binlogstream.Event) error {
+				fullEntries = append(fullEntries, entries(ev)...)
+				return nil
+			})
+			got := streamGTID(t, withBinlog{newSource(t), bl}, gtidStart(t, f), -1, func(_ int, ev binlogstream.Event) error {
+				gotEntries = append(gotEntries, entries(ev)...)
+				return nil
+			})
+			require.ErrorIs(t, got.err, context.Canceled)
+			want := without(fullEntries)
+			require.Less(t, len(want), len(fullEntries), "the archive has rows")
+			require.Equal(t, want, gotEntries)
+		})
+	}
+}

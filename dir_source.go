@@ -240,7 +240,17 @@ func (s *DirSource) path(name string) string { return filepath.Join(s.cfg.Dir, n
 
 // OpenFile starts a dump at pos. An empty file name means the first file.
 func (s *DirSource) OpenFile(ctx context.Context, pos mysql.Position) (Stream, error) {
-	return s.startStream(s.openFile(ctx, pos, nil))
+	return s.startStream(s.openFile(ctx, pos, nil, false))
+}
+
+var _ rowlessOpener = (*DirSource)(nil)
+
+func (s *DirSource) openFileRowless(ctx context.Context, pos mysql.Position) (Stream, error) {
+	return s.startStream(s.openFile(ctx, pos, nil, true))
+}
+
+func (s *DirSource) openGTIDRowless(ctx context.Context, set mysql.GTIDSet) (Stream, error) {
+	return s.startStream(s.openGTID(ctx, set, true))
 }
 
 func (s *DirSource) startStream(st *dirStream, err error) (Stream, error) {
@@ -254,10 +264,12 @@ func (s *DirSource) startStream(st *dirStream, err error) (Stream, error) {
 // OpenFileReplay is OpenFile with the rows of events up to streamed left
 // undecoded (SkipReplayedRows), as SyncerSource does.
 func (s *DirSource) OpenFileReplay(ctx context.Context, pos mysql.Position, streamed Position) (Stream, error) {
-	return s.startStream(s.openFile(ctx, pos, &streamed))
+	return s.startStream(s.openFile(ctx, pos, &streamed, false))
 }
 
-func (s *DirSource) openFile(ctx context.Context, pos mysql.Position, streamed *Position) (*dirStream, error) {
+// openFile opens a dump at pos; the rows of the events up to streamed (when
+// not nil) are left undecoded, and rowless leaves every table's undecoded.
+func (s *DirSource) openFile(ctx context.Context, pos mysql.Position, streamed *Position, rowless bool) (*dirStream, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -275,7 +287,7 @@ func (s *DirSource) openFile(ctx context.Context, pos mysql.Position, streamed *
 	if !slices.Contains(names, name) {
 		return nil, s.notInDir(name, uint64(pos.Pos), names)
 	}
-	st, err := s.newStream(streamed)
+	st, err := s.newStream(streamed, rowless)
 	if err != nil {
 		return nil, err
 	}
@@ -295,10 +307,10 @@ func (s *DirSource) notInDir(name string, off uint64, names []string) error {
 // whose starting GTID state (Previous_gtids, Gtid_list) set contains,
 // leaving out every event group whose GTID set contains.
 func (s *DirSource) OpenGTID(ctx context.Context, set mysql.GTIDSet) (Stream, error) {
-	return s.startStream(s.openGTID(ctx, set))
+	return s.startStream(s.openGTID(ctx, set, false))
 }
 
-func (s *DirSource) openGTID(ctx context.Context, set mysql.GTIDSet) (*dirStream, error) {
+func (s *DirSource) openGTID(ctx context.Context, set mysql.GTIDSet, rowless bool) (*dirStream, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -337,7 +349,7 @@ func (s *DirSource) openGTID(ctx context.Context, set mysql.GTIDSet) (*dirStream
 		return nil, &FileError{Path: s.path(first), Offset: 4, Err: fmt.Errorf(
 			"%w: no file starts at a GTID state that %q contains (the transactions after it are not in the directory)", ErrNotInDir, set)}
 	}
-	st, err := s.newStream(nil)
+	st, err := s.newStream(nil, rowless)
 	if err != nil {
 		return nil, err
 	}

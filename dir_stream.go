@@ -19,7 +19,7 @@ import (
 
 // newStream makes a stream; streamed, when set, is a resume's streamed
 // position: rows events up to it stay undecoded (SkipReplayedRows).
-func (s *DirSource) newStream(streamed *Position) (*dirStream, error) {
+func (s *DirSource) newStream(streamed *Position, rowless bool) (*dirStream, error) {
 	flavor, err := s.Flavor()
 	if err != nil {
 		return nil, err
@@ -38,7 +38,11 @@ func (s *DirSource) newStream(streamed *Position) (*dirStream, error) {
 	if workers <= 1 {
 		workers = 0 // decoded in place
 	}
-	dec := newRowsDecoder(workers, skip, newTableFilter(s.cfg.DecodeTable))
+	want := s.cfg.DecodeTable
+	if rowless {
+		want = noTable
+	}
+	dec := newRowsDecoder(workers, skip, newTableFilter(want))
 	p.SetRowsEventDecodeFunc(dec.decode)
 	ctx, cancel := context.WithCancel(context.Background())
 	return &dirStream{src: s, flavor: flavor, parser: p, dec: dec, closed: make(chan struct{}), ctx: ctx, cancel: cancel,

@@ -61,3 +61,13 @@ func FastRowsSettings(re *replication.RowsEvent) bool {
 
 // DDLBetween is ddlBetween, for the schema snapshot's tests.
 var DDLBetween = ddlBetween
+
+// Rowless returns src opening its dumps as the DDL scan does (no table's
+// rows decoded), or nil when src cannot.
+func Rowless(src Source) Source {
+	ro, ok := src.(rowlessOpener)
+	if !ok {
+		return nil
+	}
+	return rowlessSource{ro}
+}
