@@ -348,22 +348,27 @@ func BenchmarkTokenAppend(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(100*b.N), "ns/token")
 		})
 	}
-	// The same on the events of a real stream, 100 rows each, file mode:
-	// the tokens after each row through AppendAfterRows, and through Append
-	// of ResumeAfterRows.
+	// The same on the events of a real stream, 100 rows each, in file and
+	// GTID mode: the tokens after each row through AppendAfterRows, and
+	// through Append of ResumeAfterRows.
+	afterRows := func(w *binlogstream.TokenWriter, buf []byte, ev *binlogstream.Event, n int) []byte {
+		return w.AppendAfterRows(buf, ev, n)
+	}
+	appendResume := func(w *binlogstream.TokenWriter, buf []byte, ev *binlogstream.Event, n int) []byte {
+		return w.Append(buf, ev.ResumeAfterRows(n))
+	}
 	for _, c := range []struct {
 		name   string
+		gtid   bool
 		append func(w *binlogstream.TokenWriter, buf []byte, ev *binlogstream.Event, n int) []byte
 	}{
-		{"file-after-rows", func(w *binlogstream.TokenWriter, buf []byte, ev *binlogstream.Event, n int) []byte {
-			return w.AppendAfterRows(buf, ev, n)
-		}},
-		{"file-resume-after-rows-append", func(w *binlogstream.TokenWriter, buf []byte, ev *binlogstream.Event, n int) []byte {
-			return w.Append(buf, ev.ResumeAfterRows(n))
-		}},
+		{"file-after-rows", false, afterRows},
+		{"file-resume-after-rows-append", false, appendResume},
+		{"gtid-after-rows", true, afterRows},
+		{"gtid-resume-after-rows-append", true, appendResume},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			evs := rowsEventsOf(b, 100)
+			evs := rowsEventsOf(b, 100, c.gtid)
 			var w binlogstream.TokenWriter
 			var buf []byte
 			tokens := 0
@@ -381,10 +386,10 @@ func BenchmarkTokenAppend(b *testing.B) {
 	}
 }
 
-// rowsEventsOf streams a fake binlog of 20 transactions of 1000 inserted
-// rows, perRows an event, in file mode and returns its rows events as
-// delivered.
-func rowsEventsOf(b *testing.B, perRows int) []binlogstream.Event {
+// rowsEventsOf streams a fake MariaDB binlog of 20 transactions of 1000
+// inserted rows, perRows an event, in file or GTID mode and returns its
+// rows events as delivered.
+func rowsEventsOf(b *testing.B, perRows int, gtid bool) []binlogstream.Event {
 	tbl := th.Table{ID: 7, Schema: "bench", Name: "t", Columns: []th.Column{{Name: "id", Type: th.BigInt}, {Name: "a", Type: th.Int}}}
 	bld := th.NewBuilder(th.MariaDB, th.MaxRowsPerEvent(perRows))
 	for t := range 20 {
@@ -395,8 +400,14 @@ func rowsEventsOf(b *testing.B, perRows int) []binlogstream.Event {
 		bld.Txn(func(x *th.Txn) { x.Insert(tbl, rows...) })
 	}
 	bl := bld.Build()
-	s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: th.NewFakeSource(bl),
-		Start: binlogstream.StartAt(binlogstream.Position{File: bl.Files[0].Name, Offset: 4})})
+	start := binlogstream.StartAt(binlogstream.Position{File: bl.Files[0].Name, Offset: 4})
+	if gtid {
+		var err error
+		if start, err = binlogstream.StartAtGTID("mariadb", ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+	s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: th.NewFakeSource(bl), Start: start})
 	if err != nil {
 		b.Fatal(err)
 	}

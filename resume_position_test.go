@@ -194,13 +194,15 @@ func TestTokenWriterMatchesAppendText(t *testing.T) {
 		}
 	}
 	require.Greater(t, len(all), 500)
-	inside := 0 // tokens inside a file-mode rows event: AppendAfterRows' own path
+	// Tokens inside a rows event (AppendAfterRows' own paths), each mode.
+	inside := map[bool]int{}
 	for k, r := range rows {
-		if r.n > 0 && r.n < binlogstream.RowChanges(r.ev.BinlogEvent) && !all[k].IsGTID() {
-			inside++
+		if r.n > 0 && r.n < binlogstream.RowChanges(r.ev.BinlogEvent) {
+			inside[all[k].IsGTID()]++
 		}
 	}
-	require.Greater(t, inside, 50)
+	require.Greater(t, inside[false], 50, "file mode")
+	require.Greater(t, inside[true], 50, "GTID mode")
 	check := func(order []int, how func(i int) int) {
 		var w binlogstream.TokenWriter
 		var got []byte
