@@ -70,10 +70,11 @@ func (h *schemaHistory) installUntouched(s *SchemaSnapshot, p *SchemaPrescan) {
 func prescan(ctx context.Context, src Source, from ResumePosition, snap *SchemaSnapshot, log logrus.FieldLogger) (*SchemaPrescan, error) {
 	start := from
 	if ro, ok := src.(rowlessOpener); ok {
-		// Only the DDL matters: no rows are decoded. The scan starts outside
-		// any statement (a resume inside one would count its rows), where
-		// from's transaction or statement began: no DDL lies between, as a
-		// DDL statement is a transaction of its own.
+		// Only the DDL matters: no rows are decoded. So the scan starts
+		// outside any statement (a start inside one drops the rows already
+		// delivered, which needs them counted), where from's transaction or
+		// statement began: no DDL lies in between, as a DDL statement is a
+		// transaction of its own.
 		src = rowlessSource{ro}
 		var err error
 		if from.IsGTID() {

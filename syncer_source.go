@@ -207,13 +207,13 @@ func (s *SyncerSource) open(ctx context.Context, start func(*replication.BinlogS
 var _ rowlessOpener = (*SyncerSource)(nil)
 
 func (s *SyncerSource) openFileRowless(ctx context.Context, pos mysql.Position) (Stream, error) {
-	return s.openFiltered(ctx, nil, newTableFilter(noTable), func(b *replication.BinlogSyncer) (*replication.BinlogStreamer, error) {
+	return s.openFiltered(ctx, nil, noTable, func(b *replication.BinlogSyncer) (*replication.BinlogStreamer, error) {
 		return b.StartSync(pos)
 	})
 }
 
 func (s *SyncerSource) openGTIDRowless(ctx context.Context, set mysql.GTIDSet) (Stream, error) {
-	return s.openFiltered(ctx, nil, newTableFilter(noTable), func(b *replication.BinlogSyncer) (*replication.BinlogStreamer, error) {
+	return s.openFiltered(ctx, nil, noTable, func(b *replication.BinlogSyncer) (*replication.BinlogStreamer, error) {
 		return b.StartSyncGTID(set.Clone())
 	})
 }
@@ -222,19 +222,19 @@ func (s *SyncerSource) openGTIDRowless(ctx context.Context, set mysql.GTIDSet) (
 // ones, when not nil) are left undecoded.
 func (s *SyncerSource) openWith(ctx context.Context, skip *replayWindow,
 	start func(*replication.BinlogSyncer) (*replication.BinlogStreamer, error)) (Stream, error) {
-	return s.openFiltered(ctx, skip, newTableFilter(s.cfg.DecodeTable), start)
+	return s.openFiltered(ctx, skip, s.cfg.DecodeTable, start)
 }
 
 // openFiltered is openWith with the tables whose rows are decoded (all
-// when filter is nil).
-func (s *SyncerSource) openFiltered(ctx context.Context, skip *replayWindow, filter *tableFilter,
+// when want is nil).
+func (s *SyncerSource) openFiltered(ctx context.Context, skip *replayWindow, want func(schema, table string) bool,
 	start func(*replication.BinlogSyncer) (*replication.BinlogStreamer, error)) (Stream, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	st, err := s.openTLS(ctx, s.cfg.TLSConfig, skip, filter, start)
+	st, err := s.openTLS(ctx, s.cfg.TLSConfig, skip, want, start)
 	if err != nil && s.cfg.tlsPreferred && isNoTLS(err) {
-		st, err = s.openTLS(ctx, nil, skip, filter, start)
+		st, err = s.openTLS(ctx, nil, skip, want, start)
 	}
 	return st, err
 }
@@ -244,11 +244,12 @@ func isNoTLS(err error) bool {
 	return strings.Contains(err.Error(), "does not support TLS required by the client")
 }
 
-func (s *SyncerSource) openTLS(ctx context.Context, tlsConfig *tls.Config, skip *replayWindow, filter *tableFilter,
+func (s *SyncerSource) openTLS(ctx context.Context, tlsConfig *tls.Config, skip *replayWindow, want func(schema, table string) bool,
 	start func(*replication.BinlogSyncer) (*replication.BinlogStreamer, error)) (Stream, error) {
 	cfg := s.syncerConfig()
 	cfg.TLSConfig = tlsConfig
 	var dec *rowsDecoder
+	filter := newTableFilter(want)
 	switch {
 	case cfg.RowsEventDecodeFunc != nil: // the Tune's own: it decodes
 	case s.cfg.DecodeWorkers > 1:
