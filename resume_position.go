@@ -315,11 +315,7 @@ func (w *TokenWriter) AppendAfterRows(dst []byte, ev *Event, n int) []byte {
 		b = binary.AppendUvarint(b, uint64(r.Rows)+uint64(n))
 		b = append(b, w.tail...)
 	}
-	b = binary.LittleEndian.AppendUint32(b, ^crcUpdate(w.crc, b))
-	dst = append(dst, tokenPrefix...)
-	dst = append(dst, w.text...)
-	// The next Append compares with prev[:k] again.
-	return base64.RawURLEncoding.AppendEncode(dst, b)
+	return w.appendWithRest(dst, b)
 }
 
 // keepHead keeps, for the rows of r's event, the payload before the row
@@ -327,12 +323,30 @@ func (w *TokenWriter) AppendAfterRows(dst []byte, ev *Event, n int) []byte {
 // last whole base64 group) and the bytes after it that do not change.
 func (w *TokenWriter) keepHead(r *ResumePosition, head, tail []byte) {
 	w.payload, w.tail = head[:0], tail
+	w.keep(head[:len(head)/3*3])
 	w.rowsOf = *r
-	w.prev = append(w.prev[:0], head[:len(head)/3*3]...)
-	w.k = len(w.prev)
-	w.crc = crcUpdate(^uint32(0), head[:w.k])
-	w.text = base64.RawURLEncoding.AppendEncode(w.text[:0], head[:w.k])
 	w.head = append(w.head[:0], head[w.k:]...)
+}
+
+// keep makes shared (a whole number of base64 groups) the start of the
+// payloads to come: its bytes, its checksum state and its base64 text.
+// What AppendAfterRows kept for an event no longer holds.
+func (w *TokenWriter) keep(shared []byte) {
+	w.rowsOf = ResumePosition{}
+	w.prev = append(w.prev[:0], shared...)
+	w.k = len(w.prev)
+	w.crc = crcUpdate(^uint32(0), shared)
+	w.text = base64.RawURLEncoding.AppendEncode(w.text[:0], shared)
+}
+
+// appendWithRest appends the token whose payload is the kept start, then
+// rest: rest's checksum goes after it (in its spare capacity, when it has
+// some).
+func (w *TokenWriter) appendWithRest(dst, rest []byte) []byte {
+	rest = binary.LittleEndian.AppendUint32(rest, ^crcUpdate(w.crc, rest))
+	dst = append(dst, tokenPrefix...)
+	dst = append(dst, w.text...)
+	return base64.RawURLEncoding.AppendEncode(dst, rest)
 }
 
 // Append appends r's token to dst.
@@ -346,16 +360,9 @@ func (w *TokenWriter) Append(dst []byte, r ResumePosition) []byte {
 	if w.text == nil || len(b) < w.k || !bytes.Equal(b[:w.k], w.prev[:w.k]) {
 		// Another event: keep all but the last 16 bytes (where the row
 		// counts are, and a GTID token's fingerprint).
-		w.rowsOf = ResumePosition{}
-		w.prev = append(w.prev[:0], b[:max(len(b)-16, 0)/3*3]...)
-		w.k = len(w.prev)
-		w.crc = crcUpdate(^uint32(0), b[:w.k])
-		w.text = base64.RawURLEncoding.AppendEncode(w.text[:0], b[:w.k])
+		w.keep(b[:max(len(b)-16, 0)/3*3])
 	}
-	crc := ^crcUpdate(w.crc, b[w.k:])
-	dst = append(dst, tokenPrefix...)
-	dst = append(dst, w.text...)
-	return base64.RawURLEncoding.AppendEncode(dst, binary.LittleEndian.AppendUint32(b[w.k:], crc))
+	return w.appendWithRest(dst, b[w.k:])
 }
 
 // crcIEEE is crc32.ChecksumIEEE, eight bytes a step (slicing-by-8); the
