@@ -243,16 +243,6 @@ func (s *DirSource) OpenFile(ctx context.Context, pos mysql.Position) (Stream, e
 	return s.startStream(s.openFile(ctx, pos, nil, false))
 }
 
-var _ rowlessOpener = (*DirSource)(nil)
-
-func (s *DirSource) openFileRowless(ctx context.Context, pos mysql.Position) (Stream, error) {
-	return s.startStream(s.openFile(ctx, pos, nil, true))
-}
-
-func (s *DirSource) openGTIDRowless(ctx context.Context, set mysql.GTIDSet) (Stream, error) {
-	return s.startStream(s.openGTID(ctx, set, true))
-}
-
 func (s *DirSource) startStream(st *dirStream, err error) (Stream, error) {
 	if err != nil {
 		return nil, err
