@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -362,25 +363,25 @@ func appendValue(b []byte, v any) []byte {
 	case nil:
 		return append(b, "null"...)
 	case int8:
-		return strconv.AppendInt(b, int64(v), 10)
+		return appendInt(b, int64(v))
 	case int16:
-		return strconv.AppendInt(b, int64(v), 10)
+		return appendInt(b, int64(v))
 	case int32:
-		return strconv.AppendInt(b, int64(v), 10)
+		return appendInt(b, int64(v))
 	case int64:
-		return strconv.AppendInt(b, v, 10)
+		return appendInt(b, v)
 	case int:
-		return strconv.AppendInt(b, int64(v), 10)
+		return appendInt(b, int64(v))
 	case uint8:
-		return strconv.AppendUint(b, uint64(v), 10)
+		return appendUint(b, uint64(v))
 	case uint16:
-		return strconv.AppendUint(b, uint64(v), 10)
+		return appendUint(b, uint64(v))
 	case uint32:
-		return strconv.AppendUint(b, uint64(v), 10)
+		return appendUint(b, uint64(v))
 	case uint64:
-		return strconv.AppendUint(b, v, 10)
+		return appendUint(b, v)
 	case uint:
-		return strconv.AppendUint(b, uint64(v), 10)
+		return appendUint(b, uint64(v))
 	case float32:
 		return appendFloat(b, float64(v), 32)
 	case float64:
@@ -411,6 +412,55 @@ func appendValue(b []byte, v any) []byte {
 		return appendString(b, fmt.Sprint(v))
 	}
 }
+
+// appendInt is strconv.AppendInt(b, v, 10) without its intermediate
+// buffer: the digits are written in place, two a step.
+func appendInt(b []byte, v int64) []byte {
+	if v < 0 {
+		return appendUint(append(b, '-'), -uint64(v))
+	}
+	return appendUint(b, uint64(v))
+}
+
+// appendUint is strconv.AppendUint(b, v, 10), written in place.
+func appendUint(b []byte, v uint64) []byte {
+	if v < 10 {
+		return append(b, byte('0'+v))
+	}
+	n := decimalDigits(v)
+	b = slices.Grow(b, n)
+	i := len(b) + n
+	b = b[:i]
+	for v >= 100 {
+		q := v / 100
+		d := 2 * (v - 100*q)
+		i -= 2
+		b[i], b[i+1] = digitPairs[d], digitPairs[d+1]
+		v = q
+	}
+	if v >= 10 {
+		b[i-2], b[i-1] = digitPairs[2*v], digitPairs[2*v+1]
+	} else {
+		b[i-1] = byte('0' + v)
+	}
+	return b
+}
+
+// decimalDigits is the number of decimal digits of v (v > 0): the bit
+// length times log10(2) is that or one more.
+func decimalDigits(v uint64) int {
+	t := bits.Len64(v) * 1233 >> 12
+	if v < pow10[t] {
+		return t
+	}
+	return t + 1
+}
+
+var pow10 = [20]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19}
+
+const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
+	"8081828384858687888990919293949596979899"
 
 func appendFloat(b []byte, f float64, bits int) []byte {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
@@ -464,6 +514,10 @@ func appendText[T string | []byte](b []byte, s T) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		if i+8 <= len(s) && plainWord(load8(s, i)) {
+			i += 8
+			continue
+		}
 		c := s[i]
 		switch textClass[c] {
 		case plainASCII:
@@ -495,6 +549,27 @@ func appendText[T string | []byte](b []byte, s T) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// load8 returns s[i:i+8] as a little-endian word (one load: the compiler
+// combines the byte loads).
+func load8[T string | []byte](s T, i int) uint64 {
+	_ = s[i+7]
+	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+}
+
+// plainWord reports whether the eight bytes of x are all plainASCII (no
+// byte at or over 0x80, under 0x20, '"' or '\\'), eight a step: the
+// quoting of the ASCII text most values are costs a few instructions per
+// word instead of a table lookup and a branch per byte.
+func plainWord(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	q, bs := x^(ones*'"'), x^(ones*'\\')
+	// A byte is under 0x20 (or, after the xor, zero) exactly when
+	// subtracting 0x20 (1) borrows into its high bit while the byte's own
+	// high bit is clear; bytes at or over 0x80 are caught by x&highs.
+	return (x|(x-ones*0x20)&^x|(q-ones)&^q|(bs-ones)&^bs)&highs == 0
 }
 
 // utf8SeqLen returns the length of the valid UTF-8 sequence that starts

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/quick"
@@ -188,4 +189,96 @@ func TestAppendColumnAgreesWithValue(t *testing.T) {
 		return true
 	}
 	require.NoError(t, quick.Check(f, &quick.Config{MaxCount: 2000}))
+}
+
+// plainWord says yes exactly when each of the eight bytes is plainASCII,
+// whatever the other bytes are: every byte value at every position of a
+// plain word, every pair of byte classes, and random words.
+func TestPlainWord(t *testing.T) {
+	perByte := func(x uint64) bool {
+		for k := range 8 {
+			if textClass[byte(x>>(8*k))] != plainASCII {
+				return false
+			}
+		}
+		return true
+	}
+	base := load8("abcdefgh", 0)
+	for c := range 256 {
+		for k := range 8 {
+			x := base&^(0xff<<(8*k)) | uint64(c)<<(8*k)
+			require.Equal(t, perByte(x), plainWord(x), "byte %#x at %d", c, k)
+		}
+	}
+	interesting := []byte{0, 0x01, 0x1f, 0x20, 0x21, '"', 0x23, 0x5b, '\\', 0x5d, 0x7f, 0x80, 0x9f, 0xa2, 0xdc, 0xff}
+	for _, c1 := range interesting {
+		for _, c2 := range interesting {
+			for k1 := range 8 {
+				for k2 := range 8 {
+					x := base&^(0xff<<(8*k1)) | uint64(c1)<<(8*k1)
+					x = x&^(0xff<<(8*k2)) | uint64(c2)<<(8*k2)
+					require.Equal(t, perByte(x), plainWord(x), "%#x", x)
+				}
+			}
+		}
+	}
+	require.NoError(t, quick.Check(func(x uint64) bool { return perByte(x) == plainWord(x) }, &quick.Config{MaxCount: 100000}))
+}
+
+// appendText writes what encoding/json reads back, for strings of every
+// length up to 40 mixing plain bytes with the ones that need escaping or
+// are not ASCII, so that every word boundary meets each of them.
+func TestAppendTextWordBoundaries(t *testing.T) {
+	alphabet := []string{"a", "Z", " ", "~", "\x7f", "\"", "\\", "\n", "\x00", "\x1f", "é", "€", "😀", "\xff"}
+	rng := uint64(1)
+	for n := 0; n <= 40; n++ {
+		for range 200 {
+			var sb strings.Builder
+			for sb.Len() < n {
+				rng = rng*6364136223846793005 + 1442695040888963407
+				if rng>>60 < 12 { // mostly plain
+					sb.WriteByte(byte('a' + rng>>33%26))
+				} else {
+					sb.WriteString(alphabet[rng>>33%uint64(len(alphabet))])
+				}
+			}
+			s := sb.String()
+			out := appendString([]byte("x"), s)[1:]
+			if !utf8.ValidString(s) {
+				require.True(t, bytes.HasPrefix(out, []byte(`{"base64":`)), "%q", s)
+				continue
+			}
+			var back string
+			require.NoError(t, json.Unmarshal(out, &back), "%q -> %s", s, out)
+			require.Equal(t, s, back)
+			want, _ := json.Marshal(s) // the same bytes but for json's HTML and U+2028 escapes
+			if !strings.ContainsAny(s, "<>&\u2028\u2029") {
+				require.Equal(t, string(want), string(out), "%q", s)
+			}
+		}
+	}
+}
+
+// appendInt and appendUint write strconv's digits.
+func TestAppendIntegers(t *testing.T) {
+	var vals []uint64
+	for p := uint64(1); ; p *= 10 {
+		vals = append(vals, p-1, p, p+1)
+		if p > math.MaxUint64/10 {
+			break
+		}
+	}
+	vals = append(vals, math.MaxUint64, math.MaxUint64-1, math.MaxInt64, 1<<63, 99, 100, 101, 0)
+	for _, v := range vals {
+		require.Equal(t, strconv.FormatUint(v, 10), string(appendUint([]byte("x"), v)[1:]))
+		require.Equal(t, strconv.FormatInt(int64(v), 10), string(appendInt([]byte("x"), int64(v))[1:]))
+		require.Equal(t, strconv.FormatInt(-int64(v), 10), string(appendInt(nil, -int64(v))))
+	}
+	require.Equal(t, "-9223372036854775808", string(appendInt(nil, math.MinInt64)))
+	require.NoError(t, quick.Check(func(u uint64, i int64, shift uint8) bool {
+		u >>= shift % 64
+		i >>= shift % 64
+		return string(appendUint(nil, u)) == strconv.FormatUint(u, 10) &&
+			string(appendInt(nil, i)) == strconv.FormatInt(i, 10)
+	}, &quick.Config{MaxCount: 100000}))
 }
