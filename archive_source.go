@@ -266,6 +266,18 @@ type archiveStream struct {
 	once   sync.Once
 }
 
+// takeArena is the arena of the last event's rows, from the stream that
+// read it.
+func (s *archiveStream) takeArena() *rowsArena {
+	s.mu.Lock()
+	live := s.live
+	s.mu.Unlock()
+	if live != nil {
+		return takeArena(live)
+	}
+	return s.arch.takeArena()
+}
+
 func (s *archiveStream) Next(ctx context.Context) (*replication.BinlogEvent, error) {
 	s.mu.Lock()
 	live := s.live

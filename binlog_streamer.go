@@ -46,6 +46,28 @@ type Event struct {
 	// so that a token per row costs O(1) each, not O(row).
 	fpRows int
 	fp     uint64
+
+	// The memory of the decoded rows, when the source recycles it
+	// (RecycleRows), and its generation when it was given to this event.
+	arena    *rowsArena
+	arenaGen uint64
+}
+
+// Release hands the memory of the event's decoded rows back to its source
+// for the rows of later events, when the source recycles it
+// (SyncerConfig.RecycleRows, DirConfig.RecycleRows); otherwise it does
+// nothing. After Release, nothing may read the event's Rows,
+// SkippedColumns, values from them (their strings and []byte included)
+// or RowValues: they hold later events' values. Every other field stays
+// valid. Calling Release again, on this Event or a copy, does nothing.
+// A consumer that keeps no row past its listener, or past the step that
+// writes the rows out, calls it there; without it the memory is left to
+// the garbage collector, as when the source does not recycle.
+func (e *Event) Release() {
+	if e.arena != nil {
+		e.arena.release(e.arenaGen)
+		e.arena = nil
+	}
 }
 
 // ResumeAfterRows returns the position to persist once the first n row
@@ -573,6 +595,7 @@ func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener, d
 		if err != nil {
 			return s.classify(from, err)
 		}
+		arena := takeArena(st)
 		if be.Header.EventType == replication.FORMAT_DESCRIPTION_EVENT && s.sch != nil {
 			s.sch.formatDescription(be)
 		}
@@ -609,7 +632,7 @@ func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener, d
 				if err := gt.observeInner(inner, &di); err != nil {
 					return err
 				}
-				if err := s.handle(ctx, listeners, inner, &di, &from, dropped); err != nil {
+				if err := s.handle(ctx, listeners, inner, &di, &from, dropped, nil); err != nil {
 					return err
 				}
 			}
@@ -622,7 +645,7 @@ func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener, d
 			if err := s.deliverPayload(ctx, listeners, pe, &d, &di, &from, dropped); err != nil {
 				return err
 			}
-		} else if err := s.handle(ctx, listeners, be, &d, &from, dropped); err != nil {
+		} else if err := s.handle(ctx, listeners, be, &d, &from, dropped, arena); err != nil {
 			return err
 		}
 		if s.reachedStop() {
@@ -658,16 +681,17 @@ func (s *BinlogStreamer) deliverPayload(ctx context.Context, listeners []Listene
 		if i == int(d.skipInner) {
 			di.skipRows = d.skipRows
 		}
-		if err := s.handle(ctx, listeners, pe.Events[i], di, from, dropped); err != nil {
+		if err := s.handle(ctx, listeners, pe.Events[i], di, from, dropped, nil); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// handle drops (counting in dropped) or delivers one event as d says.
+// handle drops (counting in dropped) or delivers one event as d says;
+// arena is the memory of its decoded rows when the source recycles it.
 func (s *BinlogStreamer) handle(ctx context.Context, listeners []Listener, be *replication.BinlogEvent, d *decision,
-	from *ResumePosition, dropped *atomic.Uint64) error {
+	from *ResumePosition, dropped *atomic.Uint64, arena *rowsArena) error {
 	switch d.action {
 	case actIgnore:
 		return nil
@@ -697,6 +721,9 @@ func (s *BinlogStreamer) handle(ctx context.Context, listeners []Listener, be *r
 		}
 	}
 	ev := Event{BinlogEvent: be, Start: d.start, End: d.end, GTID: d.gtid, Resume: d.after, before: d.before, Table: table}
+	if arena != nil {
+		ev.arena, ev.arenaGen = arena, arena.gen.Load()
+	}
 	if d.skipRows > 0 {
 		re := be.Event.(*replication.RowsEvent)
 		k := int(d.skipRows) * rowsPerChange(be.Header.EventType)

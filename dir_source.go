@@ -73,6 +73,8 @@ type DirConfig struct {
 	// SyncerConfig.DecodeTable does: the rows events of the others are not
 	// decoded nor delivered, and the position moves past them.
 	DecodeTable func(schema, table string) bool
+	// RecycleRows: as SyncerConfig.RecycleRows (see Event.Release).
+	RecycleRows bool
 	// Tune, when set, adjusts each stream's go-mysql parser (SetParseTime,
 	// SetUseDecimal, SetTimestampStringLocation, ...). Checksums are
 	// verified by the source itself, before parsing, and the source sets

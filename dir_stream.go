@@ -34,15 +34,12 @@ func (s *DirSource) newStream(streamed *Position, rowless bool) (*dirStream, err
 	if streamed != nil {
 		skip = newReplayWindow(*streamed)
 	}
-	workers := s.cfg.DecodeWorkers
-	if workers <= 1 {
-		workers = 0 // decoded in place
-	}
 	want := s.cfg.DecodeTable
 	if rowless {
 		want = noTable
 	}
-	dec := newRowsDecoder(workers, skip, newTableFilter(want))
+	dec := newRowsDecoder(decodeWorkers(s.cfg.DecodeWorkers), skip, newTableFilter(want))
+	dec.recycle = s.cfg.RecycleRows
 	p.SetRowsEventDecodeFunc(dec.decode)
 	ctx, cancel := context.WithCancel(context.Background())
 	return &dirStream{src: s, flavor: flavor, parser: p, dec: dec, closed: make(chan struct{}), ctx: ctx, cancel: cancel,
@@ -78,6 +75,7 @@ const (
 type dirStream struct {
 	q      *eventQueue
 	dec    *rowsDecoder    // rows decoded on workers; nil: on the reader
+	arena  *rowsArena      // of the rows of the event Next returned last (RecycleRows)
 	ctx    context.Context // the reader's; cancelled by Close
 	cancel context.CancelFunc
 	batch  []*replication.BinlogEvent
@@ -209,12 +207,18 @@ func (st *dirStream) start() {
 	}()
 }
 
+func (st *dirStream) takeArena() *rowsArena {
+	a := st.arena
+	st.arena = nil
+	return a
+}
+
 // Next returns the next event the reader decoded, once the workers have
 // decoded its rows.
 func (st *dirStream) Next(ctx context.Context) (*replication.BinlogEvent, error) {
 	ev, err := st.take(ctx)
 	if err == nil && st.dec != nil {
-		err = st.dec.wait(ev)
+		st.arena, err = st.dec.wait(ev)
 	}
 	if err != nil {
 		return nil, err

@@ -1,6 +1,10 @@
 package binlogstream
 
-import "github.com/go-mysql-org/go-mysql/replication"
+import (
+	"unsafe"
+
+	"github.com/go-mysql-org/go-mysql/replication"
+)
 
 // Test seams: the pure tracker, for tests that feed it events directly.
 
@@ -70,4 +74,22 @@ func Rowless(src Source) Source {
 		return nil
 	}
 	return rowlessSource{ro}
+}
+
+// ArenaOf identifies the memory an Event's rows were decoded into when
+// its source recycles it (0 when it does not).
+func ArenaOf(ev Event) uintptr { return uintptr(unsafe.Pointer(ev.arena)) }
+
+// ReleaseTwice releases a fresh arena through two copies of one Event and
+// through a copy kept from before its reuse, and returns the generations
+// it went through (one release each, not three).
+func ReleaseTwice() (before, after uint64) {
+	a := newArena()
+	before = a.gen.Load()
+	e1 := Event{arena: a, arenaGen: before}
+	e2 := e1
+	e1.Release()
+	e2.Release()
+	e1.Release()
+	return before, a.gen.Load()
 }

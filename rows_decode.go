@@ -185,7 +185,7 @@ func newTablePlan(tm *replication.TableMapEvent) *tablePlan {
 // go-mysql's DecodeData would, and reports whether it did; when it did
 // not, re is as DecodeHeader left it and go-mysql's DecodeData must run.
 // The event passed checkImages.
-func decodeRowsFast(re *replication.RowsEvent, p *tablePlan, s rowsSettings, pos int, data []byte) (ok bool) {
+func decodeRowsFast(re *replication.RowsEvent, p *tablePlan, s rowsSettings, pos int, data []byte, a *rowsArena) (ok bool) {
 	defer func() {
 		if recover() != nil { // bytes that do not hold what the Table_map says: go-mysql's error
 			re.Rows, re.SkippedColumns = nil, nil
@@ -202,14 +202,19 @@ func decodeRowsFast(re *replication.RowsEvent, p *tablePlan, s rowsSettings, pos
 		}
 		pos = 0
 	}
-	d := rowsDec{cols: p.cols[:re.ColumnCount], loc: s.loc}
+	d := rowsDec{cols: p.cols[:re.ColumnCount], loc: s.loc, box: boxer{a: a}}
 	ncols := len(d.cols)
 	bms := []imageBitmap{newImageBitmap(re.ColumnBitmap1, ncols)}
 	if s.pairs {
 		bms = append(bms, newImageBitmap(re.ColumnBitmap2, ncols))
 	}
-	rows := make([][]any, 0, 2)
-	skips := make([][]int, 0, 2)
+	var rows [][]any
+	var skips [][]int
+	if a != nil {
+		rows, skips = a.rows[:0], a.skips[:0]
+	} else {
+		rows, skips = make([][]any, 0, 2), make([][]int, 0, 2)
+	}
 	var slab []any // the values of the rows to come, ncols each
 	first := pos
 	for pos < len(data) {
@@ -219,7 +224,11 @@ func decodeRowsFast(re *replication.RowsEvent, p *tablePlan, s rowsSettings, pos
 				if len(rows) > 0 { // as many as the rest holds if they are as long as the first ones
 					more = min((len(data)-pos)/max((pos-first)/len(rows), 1)+1, 4096)
 				}
-				slab = make([]any, ncols*more)
+				if a != nil {
+					slab = a.vals.get(max(1024, ncols)) // zero: released arenas are zeroed
+				} else {
+					slab = make([]any, ncols*more)
+				}
 			}
 			row := slab[:ncols:ncols]
 			slab = slab[ncols:]
@@ -243,6 +252,13 @@ func decodeRowsFast(re *replication.RowsEvent, p *tablePlan, s rowsSettings, pos
 		}
 	}
 	re.Rows, re.SkippedColumns = rows, skips
+	if a != nil {
+		a.rows, a.skips = rows, skips
+		// What Release zeroes: the values and strings written, not whole slabs.
+		a.vals.trimRest(slab)
+		a.strs.trimLast(d.box.strs)
+		a.bs.trimLast(d.box.bs)
+	}
 	return true
 }
 
@@ -285,6 +301,7 @@ type rowsDec struct {
 // before its interface exists, and never again; the slab stays alive as
 // long as an interface points into it, as with any interior pointer.
 type boxer struct {
+	a    *rowsArena // where the slabs come from when recycled; nil: made
 	strs []string
 	u16  []uint16
 	u32  []uint32
@@ -312,9 +329,13 @@ func boxAt[T any](typed any, p *T) any {
 // slot appends v to *slab and returns its address. A full slab is
 // replaced by one twice its size, from 16 to 256 values: small events keep
 // small slabs (a thousand events may be in flight).
-func slot[T any](slab *[]T, v T) *T {
+func slot[T any](slab *[]T, from *slabs[T], v T) *T {
 	if len(*slab) == cap(*slab) {
-		*slab = make([]T, 0, min(max(2*cap(*slab), 16), 256))
+		if from != nil {
+			*slab = from.get(256)[:0]
+		} else {
+			*slab = make([]T, 0, min(max(2*cap(*slab), 16), 256))
+		}
 	}
 	*slab = append(*slab, v)
 	return &(*slab)[len(*slab)-1]
@@ -339,22 +360,22 @@ func (b *boxer) string(s string) any {
 	if s == "" {
 		return typeString
 	}
-	return boxAt(typeString, slot(&b.strs, s))
+	return boxAt(typeString, slot(&b.strs, b.a.strsSlabs(), s))
 }
 
 // Signed and unsigned integers of one size share a slab: the same bits.
-func (b *boxer) int16(v int16) any   { return boxAt(typeInt16, slot(&b.u16, uint16(v))) }
-func (b *boxer) uint16(v uint16) any { return boxAt(typeUint16, slot(&b.u16, v)) }
-func (b *boxer) int(v int) any       { return boxAt(typeInt, slot(&b.ints, v)) }
-func (b *boxer) int32(v int32) any   { return boxAt(typeInt32, slot(&b.u32, uint32(v))) }
-func (b *boxer) uint32(v uint32) any { return boxAt(typeUint32, slot(&b.u32, v)) }
-func (b *boxer) int64(v int64) any   { return boxAt(typeInt64, slot(&b.u64, uint64(v))) }
-func (b *boxer) uint64(v uint64) any { return boxAt(typeUint64, slot(&b.u64, v)) }
+func (b *boxer) int16(v int16) any   { return boxAt(typeInt16, slot(&b.u16, b.a.u16Slabs(), uint16(v))) }
+func (b *boxer) uint16(v uint16) any { return boxAt(typeUint16, slot(&b.u16, b.a.u16Slabs(), v)) }
+func (b *boxer) int(v int) any       { return boxAt(typeInt, slot(&b.ints, b.a.intsSlabs(), v)) }
+func (b *boxer) int32(v int32) any   { return boxAt(typeInt32, slot(&b.u32, b.a.u32Slabs(), uint32(v))) }
+func (b *boxer) uint32(v uint32) any { return boxAt(typeUint32, slot(&b.u32, b.a.u32Slabs(), v)) }
+func (b *boxer) int64(v int64) any   { return boxAt(typeInt64, slot(&b.u64, b.a.u64Slabs(), uint64(v))) }
+func (b *boxer) uint64(v uint64) any { return boxAt(typeUint64, slot(&b.u64, b.a.u64Slabs(), v)) }
 func (b *boxer) float32(v float32) any {
-	return boxAt(typeFloat32, slot(&b.f32, v))
+	return boxAt(typeFloat32, slot(&b.f32, b.a.f32Slabs(), v))
 }
-func (b *boxer) float64(v float64) any { return boxAt(typeFloat64, slot(&b.f64, v)) }
-func (b *boxer) bytes(v []byte) any    { return boxAt(typeBytes, slot(&b.bs, v)) }
+func (b *boxer) float64(v float64) any { return boxAt(typeFloat64, slot(&b.f64, b.a.f64Slabs(), v)) }
+func (b *boxer) bytes(v []byte) any    { return boxAt(typeBytes, slot(&b.bs, b.a.bsSlabs(), v)) }
 
 // image decodes one row image into row, returning the bytes it took, or
 // -1 when go-mysql must decode the event.
@@ -398,7 +419,11 @@ func (d *rowsDec) textString(from int) any {
 
 func (d *rowsDec) reserveText(n int) {
 	if cap(d.text)-len(d.text) < n {
-		d.text = make([]byte, 0, max(min(2*cap(d.text), 4096), 256, 2*n))
+		if t := d.box.a.textSlabs(); t != nil {
+			d.text = t.get(max(4096, 2*n))[:0]
+		} else {
+			d.text = make([]byte, 0, max(min(2*cap(d.text), 4096), 256, 2*n))
+		}
 	}
 }
 

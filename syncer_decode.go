@@ -17,11 +17,12 @@ import (
 // in flight are those of the stream's queue (EventCacheCount and
 // EventCacheBytes bound them as before).
 type rowsDecoder struct {
-	skip   *replayWindow // rows events before it stay undecoded (a resume); nil: none
-	filter *tableFilter  // tables whose rows are not decoded; nil: none
-	jobs   chan *rowsJob
-	stop   chan struct{}
-	once   sync.Once
+	skip    *replayWindow // rows events before it stay undecoded (a resume); nil: none
+	filter  *tableFilter  // tables whose rows are not decoded; nil: none
+	recycle bool          // decode into arenas that Event.Release recycles
+	jobs    chan *rowsJob
+	stop    chan struct{}
+	once    sync.Once
 
 	plans      planCache     // on go-mysql's goroutine only
 	fastEvents atomic.Uint64 // rows events this package's decoder decoded (tests compare it with go-mysql's)
@@ -37,17 +38,36 @@ type rowsJob struct {
 	pos      int
 	data     []byte
 	err      error
-	done     chan struct{}
+	done     chan struct{} // nil: decoded in place
+	arena    *rowsArena    // with recycle: the memory of the decoded rows
 }
 
 // run decodes the job's rows: with this package's decoder when it applies
 // (rows_decode.go), else with go-mysql's.
 func (d *rowsDecoder) run(j *rowsJob) error {
-	if j.fast && decodeRowsFast(j.re, j.plan, j.settings, j.pos, j.data) {
-		d.fastEvents.Add(1)
-		return nil
+	if j.fast {
+		if d.recycle {
+			j.arena = newArena()
+		}
+		if decodeRowsFast(j.re, j.plan, j.settings, j.pos, j.data, j.arena) {
+			d.fastEvents.Add(1)
+			return nil
+		}
+		if j.arena != nil { // go-mysql decodes: its values are its own
+			j.arena.release(j.arena.gen.Load())
+			j.arena = nil
+		}
 	}
 	return j.re.DecodeData(j.pos, j.data)
+}
+
+// decodeWorkers is the decoder's goroutines for a DecodeWorkers setting:
+// none (in place) for 1 or less.
+func decodeWorkers(n int) int {
+	if n <= 1 {
+		return 0
+	}
+	return n
 }
 
 // newRowsDecoder starts workers goroutines; with none, decode decodes the
@@ -97,7 +117,13 @@ func (d *rowsDecoder) decode(re *replication.RowsEvent, data []byte) error {
 		j.plan = d.plans.plan(re)
 	}
 	if d.jobs == nil || len(data)-pos < smallRows { // no workers, or less to decode than a handoff costs: here
-		return d.run(j)
+		err := d.run(j)
+		if j.arena != nil { // for the stream to hand to the Event
+			d.mu.Lock()
+			d.pending[re] = j
+			d.mu.Unlock()
+		}
+		return err
 	}
 	j.done = make(chan struct{})
 	d.mu.Lock()
@@ -112,40 +138,44 @@ func (d *rowsDecoder) decode(re *replication.RowsEvent, data []byte) error {
 
 // wait returns once the rows of ev (and of the events inside a
 // Transaction_payload) are decoded, with a decoding error as go-mysql's
-// parser reports one.
-func (d *rowsDecoder) wait(ev *replication.BinlogEvent) error {
+// parser reports one; and, with recycle, the arena of a rows event's rows
+// (nil for the others: the rows of a Transaction_payload's events are
+// left to the garbage collector).
+func (d *rowsDecoder) wait(ev *replication.BinlogEvent) (*rowsArena, error) {
 	switch e := ev.Event.(type) {
 	case *replication.RowsEvent:
 		return d.waitRows(ev, e)
 	case *replication.TransactionPayloadEvent:
 		for _, inner := range e.Events {
 			if re, ok := inner.Event.(*replication.RowsEvent); ok {
-				if err := d.waitRows(inner, re); err != nil {
-					return err
+				if _, err := d.waitRows(inner, re); err != nil {
+					return nil, err
 				}
 			}
 		}
 	}
-	return nil
+	return nil, nil
 }
 
-func (d *rowsDecoder) waitRows(ev *replication.BinlogEvent, re *replication.RowsEvent) error {
+func (d *rowsDecoder) waitRows(ev *replication.BinlogEvent, re *replication.RowsEvent) (*rowsArena, error) {
 	d.mu.Lock()
 	j := d.pending[re]
 	delete(d.pending, re)
 	d.mu.Unlock()
 	if j == nil {
-		return nil // left undecoded (replayed), or decoded in place
+		return nil, nil // left undecoded (replayed), or decoded in place
 	}
-	select {
-	case <-j.done:
-	case <-d.stop:
-		return errQueueClosed
+	if j.done != nil {
+		select {
+		case <-j.done:
+		case <-d.stop:
+			return nil, errQueueClosed
+		}
 	}
 	if j.err != nil {
-		return &replication.EventError{Header: ev.Header, Err: j.err.Error(), Data: ev.RawData}
+		return nil, &replication.EventError{Header: ev.Header, Err: j.err.Error(), Data: ev.RawData}
 	}
-	return nil
+	return j.arena, nil
 }
 
 func (d *rowsDecoder) close() { d.once.Do(func() { close(d.stop) }) }

@@ -347,6 +347,7 @@ func runTail(ctx context.Context, o options, stderr io.Writer) error {
 			// TIMESTAMP values render the same wherever binlog-tail runs.
 			Tune:        func(p *replication.BinlogParser) { p.SetTimestampStringLocation(time.UTC) },
 			DecodeTable: o.tableFilter(),
+			RecycleRows: true, // the writer releases each event once written
 		}); err != nil {
 			return fmt.Errorf("--binlog-dir: %w", err)
 		}
@@ -395,6 +396,7 @@ func runTail(ctx context.Context, o options, stderr io.Writer) error {
 			// (see gcPercent).
 			EventCacheCount: 128,
 			DecodeTable:     o.tableFilter(),
+			RecycleRows:     true, // the writer releases each event once written
 			Tune: func(c *replication.BinlogSyncerConfig) {
 				// TIMESTAMP values render the same wherever binlog-tail runs.
 				c.TimestampStringLocation = time.UTC

@@ -268,10 +268,13 @@ func (t *tailer) write(j *job) error {
 	return errCrashed
 }
 
+// recycle releases the job's event (its rows are written or will never
+// be) and makes the job free.
 func (t *tailer) recycle(j *job) {
 	if cap(j.buf) > maxKeptBuf {
 		j.buf = nil
 	}
+	j.ev.Release()
 	j.ev, j.partial = binlogstream.Event{}, nil
 	t.free <- j
 }
