@@ -1,6 +1,9 @@
 package binlogstream
 
 import (
+	"context"
+
+	"github.com/sirupsen/logrus"
 	"unsafe"
 
 	"github.com/go-mysql-org/go-mysql/replication"
@@ -92,4 +95,20 @@ func ReleaseTwice() (before, after uint64) {
 	e2.Release()
 	e1.Release()
 	return before, a.gen.Load()
+}
+
+// PrescanListed is the DDL scan from `from` to snap with the statements
+// listed by the server (SHOW BINLOG EVENTS, page events a query), with no
+// fallback; PrescanStreamed the same read from a dump.
+func PrescanListed(ctx context.Context, src *SyncerSource, from ResumePosition, snap *SchemaSnapshot, page int) (*SchemaPrescan, error) {
+	src.listPage = page
+	p := newPrescan(from, snap)
+	if err := src.listStatements(ctx, from.Safe, snap.Position, p.note); err != nil {
+		return nil, err
+	}
+	return p.SchemaPrescan, nil
+}
+
+func PrescanStreamed(ctx context.Context, src *SyncerSource, from ResumePosition, snap *SchemaSnapshot) (*SchemaPrescan, error) {
+	return streamedPrescan(ctx, src, from, snap, logrus.New())
 }

@@ -1,6 +1,7 @@
 package binlogstream
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -83,11 +84,29 @@ const windowEvents = 200_000
 // ROLLBACK: DDL, or anything that might change a definition. Row events,
 // GTIDs and XIDs do not.
 func ddlBetween(conn *client.Conn, from, to Position) (bool, error) {
+	seen, ddl := 0, false
+	err := eachBinlogEvent(conn, from, to, listPage, func(r []string) bool {
+		if seen++; seen > windowEvents || r[2] == "Query" && !isTxnControl(r[5]) {
+			ddl = true
+		}
+		return !ddl
+	})
+	return ddl, err
+}
+
+// listPage is how many events one SHOW BINLOG EVENTS returns.
+const listPage = 10_000
+
+// eachBinlogEvent calls each with the SHOW BINLOG EVENTS row (Log_name,
+// Pos, Event_type, Server_id, End_log_pos, Info) of every event from one
+// position up to the one at or after another, a page at a time, until
+// each returns false.
+func eachBinlogEvent(conn *client.Conn, from, to Position, page int, each func(r []string) bool) error {
 	files := []string{from.File}
 	if from.File != to.File {
 		logs, err := queryStrings(conn, "SHOW BINARY LOGS")
 		if err != nil {
-			return false, err
+			return err
 		}
 		files = files[:0]
 		for _, l := range logs {
@@ -95,30 +114,71 @@ func ddlBetween(conn *client.Conn, from, to Position) (bool, error) {
 				files = append(files, l[0])
 			}
 		}
+		if len(files) == 0 || files[0] != from.File || files[len(files)-1] != to.File {
+			return fmt.Errorf("SHOW BINARY LOGS lists %v, not both %s and %s", files, from.File, to.File)
+		}
 	}
-	seen := 0
 	for i, f := range files {
-		start := uint64(4)
+		pos := uint64(4)
 		if i == 0 {
-			start = from.Offset
+			pos = from.Offset
 		}
-		rows, err := queryStrings(conn, fmt.Sprintf("SHOW BINLOG EVENTS IN %s FROM %d LIMIT %d", sqlList([]string{f}), start, windowEvents+1-seen))
-		if err != nil {
-			return false, err
-		}
-		for _, r := range rows { // Log_name, Pos, Event_type, Server_id, End_log_pos, Info
-			if pos, _ := strconv.ParseUint(r[1], 10, 64); f == to.File && pos >= to.Offset {
-				return false, nil
+		for {
+			rows, err := queryStrings(conn, fmt.Sprintf("SHOW BINLOG EVENTS IN %s FROM %d LIMIT %d", sqlList([]string{f}), pos, page))
+			if err != nil {
+				return err
 			}
-			if seen++; seen > windowEvents {
-				return true, nil
+			for _, r := range rows {
+				at, err := strconv.ParseUint(r[1], 10, 64)
+				if err != nil {
+					return fmt.Errorf("SHOW BINLOG EVENTS IN %s: position %q", f, r[1])
+				}
+				if f == to.File && at >= to.Offset || !each(r) {
+					return nil
+				}
 			}
-			if r[2] == "Query" && !isTxnControl(r[5]) {
-				return true, nil
+			if len(rows) < page {
+				break
 			}
+			last := rows[len(rows)-1]
+			next, err := strconv.ParseUint(last[4], 10, 64)
+			if err != nil || next <= pos {
+				return fmt.Errorf("SHOW BINLOG EVENTS IN %s: the event at %s ends at %q", f, last[1], last[4])
+			}
+			pos = next
 		}
 	}
-	return false, nil
+	return nil
+}
+
+// listStatements lists the Query events of the binlog from one position
+// to another (SHOW BINLOG EVENTS: the server reads its files and sends no
+// rows). MariaDB only: its list gives a statement's default database as
+// parseQueryInfo reads it.
+func (s *SyncerSource) listStatements(ctx context.Context, from, to Position, each func(info string) error) error {
+	if s.cfg.Flavor != mysql.MariaDBFlavor {
+		return fmt.Errorf("statements are listed on MariaDB only, not %s", s.cfg.Flavor)
+	}
+	conn, done, err := s.queryConn(ctx)
+	if err != nil {
+		return err
+	}
+	defer done()
+	// Default databases quoted with backquotes, and the text as the
+	// binlog holds it (not converted to another character set).
+	for _, q := range []string{"SET SESSION sql_quote_show_create = 1, SESSION sql_mode = ''", "SET SESSION character_set_results = binary"} {
+		if _, err := conn.Execute(q); err != nil {
+			return fmt.Errorf("%s: %w", q, err)
+		}
+	}
+	var eachErr error
+	err = eachBinlogEvent(conn, from, to, cmp.Or(s.listPage, listPage), func(r []string) bool {
+		if r[2] == "Query" {
+			eachErr = each(r[5])
+		}
+		return eachErr == nil
+	})
+	return cmp.Or(eachErr, err)
 }
 
 // isTxnControl: a Query event's text (after MariaDB's "use `db`; ") is

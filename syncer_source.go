@@ -135,7 +135,8 @@ func (c *SyncerConfig) validate() error {
 // BinlogSyncer with its own retry turned off, because the streamer owns
 // reconnects (go-mysql's GTID retry replays events already delivered).
 type SyncerSource struct {
-	cfg SyncerConfig
+	cfg      SyncerConfig
+	listPage int // events a SHOW BINLOG EVENTS of listStatements returns; 0: listPage
 }
 
 var _ Source = (*SyncerSource)(nil)

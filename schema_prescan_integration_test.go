@@ -1,0 +1,60 @@
+package binlogstream_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/binlogstream/binlogstream"
+	"github.com/binlogstream/binlogstream/testhelpers/mariadb"
+)
+
+// TestIntegrationPrescanListed: the DDL scan from the server's list of
+// statements (SHOW BINLOG EVENTS) finds what a dump of the same binlog
+// finds: over two files, in pages of a few events, with names that need
+// quoting and statements run with and without a default database.
+func TestIntegrationPrescanListed(t *testing.T) {
+	mariadb.Require(t)
+	t.Parallel()
+	s := mariadb.Start(t, mariadb.Options{})
+	s.Exec(t, "CREATE DATABASE d", "CREATE DATABASE `we``ird; db`", "USE d",
+		"CREATE TABLE keep (a INT)", "CREATE TABLE a (x INT)", "CREATE TABLE c (x INT)")
+	from := masterPos(t, s)
+	s.Exec(t, "USE d", "INSERT INTO keep VALUES (1), (2)", "ALTER TABLE a ADD y INT",
+		"USE `we``ird; db`", "CREATE TABLE `t``ä` (a INT)", "INSERT INTO `t``ä` VALUES (1)", "UPDATE d.keep SET a = a + 1")
+	s.Exec(t, "FLUSH BINARY LOGS")
+	s.Exec(t, "CREATE TABLE d.nodb (x INT)", "CREATE DATABASE n", "CREATE TABLE n.q (x INT)", "DROP DATABASE n")
+	s.Exec(t, "USE d", "RENAME TABLE c TO c2", "CREATE TABLE e (x INT)", "INSERT INTO e VALUES (1)", "DROP TABLE e",
+		"TRUNCATE TABLE a", "BEGIN", "INSERT INTO keep VALUES (3)", "COMMIT",
+		"CREATE TABLE `we``ird; db`.`x y` (x INT)")
+	to := masterPos(t, s)
+	require.NotEqual(t, from.File, to.File)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	src := itSource(t, s).(*binlogstream.SyncerSource)
+	snap, err := src.SchemaSnapshot(ctx, nil)
+	require.NoError(t, err)
+	require.Equal(t, to, snap.Position)
+	streamed, err := binlogstream.PrescanStreamed(ctx, src, binlogstream.StartAt(from), snap)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, [][2]string{{"d", "a"}, {"we`ird; db", "t`ä"}, {"d", "nodb"}, {"n", "q"}, {"d", "c"}, {"d", "c2"},
+		{"d", "e"}, {"we`ird; db", "x y"}}, streamed.Tables)
+	assert.Equal(t, []string{"n"}, streamed.Databases)
+	for _, page := range []int{1, 3, 1000} {
+		listed, err := binlogstream.PrescanListed(ctx, src, binlogstream.StartAt(from), snap, page)
+		require.NoError(t, err, page)
+		assert.Equal(t, streamed, listed, "page %d", page)
+	}
+	// From the middle of the second file.
+	mid := masterPos(t, s)
+	s.Exec(t, "ALTER TABLE d.keep ADD b INT")
+	snap, err = src.SchemaSnapshot(ctx, nil)
+	require.NoError(t, err)
+	listed, err := binlogstream.PrescanListed(ctx, src, binlogstream.StartAt(mid), snap, 2)
+	require.NoError(t, err)
+	assert.Equal(t, [][2]string{{"d", "keep"}}, listed.Tables)
+}

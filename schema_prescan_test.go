@@ -1,0 +1,67 @@
+package binlogstream
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseQueryInfo(t *testing.T) {
+	for _, c := range []struct{ info, db, query string }{
+		{"use `d`; CREATE TABLE t (a INT)", "d", "CREATE TABLE t (a INT)"},
+		{"CREATE DATABASE d", "", "CREATE DATABASE d"},
+		{"use `we``ird; db`; ALTER TABLE t ADD b INT", "we`ird; db", "ALTER TABLE t ADD b INT"},
+		{"use ````; DROP TABLE t", "`", "DROP TABLE t"},
+		{"use `tä`; BEGIN", "tä", "BEGIN"},
+		{"use `d`;CREATE TABLE t (a INT)", "", "use `d`;CREATE TABLE t (a INT)"}, // not the list's form
+		{"use `d", "", "use `d"},
+		{"use `d`", "", "use `d`"},
+		{"use `d`; ", "d", ""},
+		{"", "", ""},
+	} {
+		db, q := parseQueryInfo(c.info)
+		assert.Equal(t, c.db, db, c.info)
+		assert.Equal(t, c.query, q, c.info)
+	}
+}
+
+// TestPrescanNote: listed statements count as the streamed ones do, and a
+// DDL statement listed without the database its unqualified table lives
+// in is refused (the caller then streams the binlog instead).
+func TestPrescanNote(t *testing.T) {
+	snap := &SchemaSnapshot{Position: Position{File: "b.000002", Offset: 900}}
+	listed := newPrescan(ResumePosition{}, snap)
+	streamed := newPrescan(ResumePosition{}, snap)
+	for _, s := range []struct{ db, query string }{
+		{"", "BEGIN"},
+		{"d", "CREATE TABLE `t``1` (a INT)"},
+		{"d", "INSERT INTO t VALUES (1)"},
+		{"d", "ALTER TABLE e.u ADD b INT"},
+		{"", "CREATE DATABASE n"},
+		{"d", "RENAME TABLE a TO b, c TO n.c"},
+		{"x", "DROP TABLE IF EXISTS y"},
+		{"", "ALTER TABLE q.r ADD c INT"},
+		{"d", "COMMIT"},
+	} {
+		info := s.query
+		if s.db != "" {
+			info = "use `" + s.db + "`; " + s.query
+		}
+		require.NoError(t, listed.note(info))
+		streamed.add(s.db, s.query)
+	}
+	assert.Equal(t, streamed.SchemaPrescan, listed.SchemaPrescan)
+	assert.ElementsMatch(t, [][2]string{{"d", "t`1"}, {"e", "u"}, {"d", "a"}, {"d", "b"}, {"d", "c"}, {"n", "c"}, {"x", "y"}, {"q", "r"}},
+		listed.Tables)
+	assert.Equal(t, []string{"n"}, listed.Databases)
+
+	for _, q := range []string{"ALTER TABLE t ADD b INT", "DROP TABLE a, e.b", "RENAME TABLE e.a TO b", "CREATE TABLE t (a INT)"} {
+		err := newPrescan(ResumePosition{}, snap).note(q)
+		require.Error(t, err, q)
+		assert.Contains(t, err.Error(), "without its default database")
+	}
+	for _, q := range []string{"DROP DATABASE d", "CREATE TABLE e.t (a INT)", "INSERT INTO t VALUES (1)", "BEGIN"} {
+		assert.NoError(t, newPrescan(ResumePosition{}, snap).note(q), q)
+	}
+}
