@@ -27,7 +27,11 @@ type SchemaConfig struct {
 	// Snapshot takes an information_schema snapshot at the first Run when
 	// the history holds none. The Source must implement SchemaSnapshotter
 	// (SyncerSource does). Before the snapshot's position, tables that
-	// were not created in the streamed binlog stay unknown.
+	// were not created in the streamed binlog stay unknown, but for those
+	// no DDL touches from the start to the snapshot: that stretch of the
+	// binlog is read once for its DDL and the result recorded (on MariaDB
+	// in file mode the server lists its statements, SHOW BINLOG EVENTS,
+	// sending no rows; elsewhere a dump reads it, its rows undecoded).
 	Snapshot bool
 	// Databases limits the snapshot to these databases; empty means every
 	// database but the server's own (mysql, information_schema,
