@@ -202,7 +202,7 @@ func decodeRowsFast(re *replication.RowsEvent, p *tablePlan, s rowsSettings, pos
 		}
 		pos = 0
 	}
-	d := rowsDec{cols: p.cols[:re.ColumnCount], loc: s.loc, box: boxer{a: a}}
+	d := rowsDec{cols: p.cols[:re.ColumnCount], loc: s.loc, box: newBoxer(a)}
 	ncols := len(d.cols)
 	bms := []imageBitmap{newImageBitmap(re.ColumnBitmap1, ncols)}
 	if s.pairs {
@@ -256,8 +256,8 @@ func decodeRowsFast(re *replication.RowsEvent, p *tablePlan, s rowsSettings, pos
 		a.rows, a.skips = rows, skips
 		// What Release zeroes: the values and strings written, not whole slabs.
 		a.vals.trimRest(slab)
-		a.strs.trimLast(d.box.strs)
-		a.bs.trimLast(d.box.bs)
+		a.strs.trimLast(d.box.strs.cur)
+		a.bs.trimLast(d.box.bs.cur)
 	}
 	return true
 }
@@ -302,14 +302,30 @@ type rowsDec struct {
 // long as an interface points into it, as with any interior pointer.
 type boxer struct {
 	a    *rowsArena // where the slabs come from when recycled; nil: made
-	strs []string
-	u16  []uint16
-	u32  []uint32
-	ints []int
-	u64  []uint64
-	f32  []float32
-	f64  []float64
-	bs   [][]byte
+	strs box[string]
+	u16  box[uint16]
+	u32  box[uint32]
+	ints box[int]
+	u64  box[uint64]
+	f32  box[float32]
+	f64  box[float64]
+	bs   box[[]byte]
+}
+
+// box is the slab values of one type are boxed in now, and the arena's
+// slabs of that type it is replaced from when full (nil: made).
+type box[T any] struct {
+	cur  []T
+	from *slabs[T]
+}
+
+func newBoxer(a *rowsArena) boxer {
+	if a == nil {
+		return boxer{}
+	}
+	return boxer{a: a, strs: box[string]{from: &a.strs}, u16: box[uint16]{from: &a.u16}, u32: box[uint32]{from: &a.u32},
+		ints: box[int]{from: &a.ints}, u64: box[uint64]{from: &a.u64}, f32: box[float32]{from: &a.f32},
+		f64: box[float64]{from: &a.f64}, bs: box[[]byte]{from: &a.bs}}
 }
 
 // eface is the layout of an empty interface: its type and a pointer to
@@ -326,19 +342,19 @@ func boxAt[T any](typed any, p *T) any {
 	return x
 }
 
-// slot appends v to *slab and returns its address. A full slab is
+// slot appends v to x's slab and returns its address. A full slab is
 // replaced by one twice its size, from 16 to 256 values: small events keep
 // small slabs (a thousand events may be in flight).
-func slot[T any](slab *[]T, from *slabs[T], v T) *T {
-	if len(*slab) == cap(*slab) {
-		if from != nil {
-			*slab = from.get(256)[:0]
+func (x *box[T]) slot(v T) *T {
+	if len(x.cur) == cap(x.cur) {
+		if x.from != nil {
+			x.cur = x.from.get(256)[:0]
 		} else {
-			*slab = make([]T, 0, min(max(2*cap(*slab), 16), 256))
+			x.cur = make([]T, 0, min(max(2*cap(x.cur), 16), 256))
 		}
 	}
-	*slab = append(*slab, v)
-	return &(*slab)[len(*slab)-1]
+	x.cur = append(x.cur, v)
+	return &x.cur[len(x.cur)-1]
 }
 
 // The zero value of each type boxed: its interface's type word.
@@ -360,22 +376,22 @@ func (b *boxer) string(s string) any {
 	if s == "" {
 		return typeString
 	}
-	return boxAt(typeString, slot(&b.strs, b.a.strsSlabs(), s))
+	return boxAt(typeString, b.strs.slot(s))
 }
 
 // Signed and unsigned integers of one size share a slab: the same bits.
-func (b *boxer) int16(v int16) any   { return boxAt(typeInt16, slot(&b.u16, b.a.u16Slabs(), uint16(v))) }
-func (b *boxer) uint16(v uint16) any { return boxAt(typeUint16, slot(&b.u16, b.a.u16Slabs(), v)) }
-func (b *boxer) int(v int) any       { return boxAt(typeInt, slot(&b.ints, b.a.intsSlabs(), v)) }
-func (b *boxer) int32(v int32) any   { return boxAt(typeInt32, slot(&b.u32, b.a.u32Slabs(), uint32(v))) }
-func (b *boxer) uint32(v uint32) any { return boxAt(typeUint32, slot(&b.u32, b.a.u32Slabs(), v)) }
-func (b *boxer) int64(v int64) any   { return boxAt(typeInt64, slot(&b.u64, b.a.u64Slabs(), uint64(v))) }
-func (b *boxer) uint64(v uint64) any { return boxAt(typeUint64, slot(&b.u64, b.a.u64Slabs(), v)) }
+func (b *boxer) int16(v int16) any   { return boxAt(typeInt16, b.u16.slot(uint16(v))) }
+func (b *boxer) uint16(v uint16) any { return boxAt(typeUint16, b.u16.slot(v)) }
+func (b *boxer) int(v int) any       { return boxAt(typeInt, b.ints.slot(v)) }
+func (b *boxer) int32(v int32) any   { return boxAt(typeInt32, b.u32.slot(uint32(v))) }
+func (b *boxer) uint32(v uint32) any { return boxAt(typeUint32, b.u32.slot(v)) }
+func (b *boxer) int64(v int64) any   { return boxAt(typeInt64, b.u64.slot(uint64(v))) }
+func (b *boxer) uint64(v uint64) any { return boxAt(typeUint64, b.u64.slot(v)) }
 func (b *boxer) float32(v float32) any {
-	return boxAt(typeFloat32, slot(&b.f32, b.a.f32Slabs(), v))
+	return boxAt(typeFloat32, b.f32.slot(v))
 }
-func (b *boxer) float64(v float64) any { return boxAt(typeFloat64, slot(&b.f64, b.a.f64Slabs(), v)) }
-func (b *boxer) bytes(v []byte) any    { return boxAt(typeBytes, slot(&b.bs, b.a.bsSlabs(), v)) }
+func (b *boxer) float64(v float64) any { return boxAt(typeFloat64, b.f64.slot(v)) }
+func (b *boxer) bytes(v []byte) any    { return boxAt(typeBytes, b.bs.slot(v)) }
 
 // image decodes one row image into row, returning the bytes it took, or
 // -1 when go-mysql must decode the event.
@@ -419,8 +435,8 @@ func (d *rowsDec) textString(from int) any {
 
 func (d *rowsDec) reserveText(n int) {
 	if cap(d.text)-len(d.text) < n {
-		if t := d.box.a.textSlabs(); t != nil {
-			d.text = t.get(max(4096, 2*n))[:0]
+		if a := d.box.a; a != nil {
+			d.text = a.text.get(max(4096, 2*n))[:0]
 		} else {
 			d.text = make([]byte, 0, max(min(2*cap(d.text), 4096), 256, 2*n))
 		}
