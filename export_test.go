@@ -103,7 +103,7 @@ func ReleaseTwice() (before, after uint64) {
 func PrescanListed(ctx context.Context, src *SyncerSource, from ResumePosition, snap *SchemaSnapshot, page int) (*SchemaPrescan, error) {
 	src.listPage = page
 	p := newPrescan(from, snap)
-	if err := src.listStatements(ctx, from.Safe, snap.Position, p.note); err != nil {
+	if err := src.listStatements(ctx, from, snap.Position, p.note); err != nil {
 		return nil, err
 	}
 	return p.SchemaPrescan, nil

@@ -85,17 +85,16 @@ func prescan(ctx context.Context, src Source, from ResumePosition, snap *SchemaS
 
 // listedPrescan is the DDL scan from `from` to the snapshot's position
 // with the statements listed by the server (a third of the time of a
-// dump here: the rows are not sent); nil, nil where src cannot list them
-// (GTID mode, another Source). An error (the server refused, or a DDL
+// dump here: the rows are not sent); nil, nil where src cannot list them. An error (the server refused, or a DDL
 // statement is listed without its database) leaves the scan to
 // streamedPrescan.
 func listedPrescan(ctx context.Context, src Source, from ResumePosition, snap *SchemaSnapshot) (*SchemaPrescan, error) {
 	l, ok := src.(statementLister)
-	if !ok || from.IsGTID() {
+	if !ok {
 		return nil, nil
 	}
 	p := newPrescan(from, snap)
-	if err := l.listStatements(ctx, from.Safe, snap.Position, p.note); err != nil {
+	if err := l.listStatements(ctx, from, snap.Position, p.note); err != nil {
 		return nil, err
 	}
 	return p.SchemaPrescan, nil
@@ -228,10 +227,11 @@ func parseQueryInfo(info string) (db, query string) {
 }
 
 // statementLister is a Source that lists the Query events of its binlog
-// between two positions without a dump. each gets each one's text as
+// from a stream's start to a position without a dump, leaving out those
+// a dump from there leaves out. each gets each one's text as
 // parseQueryInfo reads it; an error from each ends the list with it.
 type statementLister interface {
-	listStatements(ctx context.Context, from, to Position, each func(info string) error) error
+	listStatements(ctx context.Context, from ResumePosition, to Position, each func(info string) error) error
 }
 
 // rowlessOpener is a Source whose dumps can leave the rows of every table

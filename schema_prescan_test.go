@@ -65,3 +65,29 @@ func TestPrescanNote(t *testing.T) {
 		assert.NoError(t, newPrescan(ResumePosition{}, snap).note(q), q)
 	}
 }
+
+func TestParseGTIDInfo(t *testing.T) {
+	for info, want := range map[string]gtidSeq{
+		"GTID 0-1-4":                             {0, 4},
+		"BEGIN GTID 0-1-5":                       {0, 5},
+		"BEGIN GTID 7-100-12 cid=31":             {7, 12},
+		"XA START X'31',X'',1 GTID 2-1-9":        {2, 9},
+		"GTID 4294967295-1-18446744073709551615": {4294967295, 18446744073709551615},
+	} {
+		g, err := parseGTIDInfo(info)
+		require.NoError(t, err, info)
+		assert.Equal(t, want, g, info)
+	}
+	for _, info := range []string{"", "BEGIN", "GTID 0-1", "GTID 0-1-x", "GTID -1-1-1", "GTID 4294967296-1-1"} {
+		_, err := parseGTIDInfo(info)
+		assert.Error(t, err, info)
+	}
+	seqs, err := gtidSeqs("0-1-36, 1-2-5,0-3-40")
+	require.NoError(t, err)
+	assert.Equal(t, map[uint32]uint64{0: 40, 1: 5}, seqs)
+	seqs, err = gtidSeqs("")
+	require.NoError(t, err)
+	assert.Empty(t, seqs)
+	_, err = gtidSeqs("0-1-2,junk")
+	assert.Error(t, err)
+}

@@ -151,11 +151,15 @@ func eachBinlogEvent(conn *client.Conn, from, to Position, page int, each func(r
 	return nil
 }
 
-// listStatements lists the Query events of the binlog from one position
-// to another (SHOW BINLOG EVENTS: the server reads its files and sends no
-// rows). MariaDB only: its list gives a statement's default database as
-// parseQueryInfo reads it.
-func (s *SyncerSource) listStatements(ctx context.Context, from, to Position, each func(info string) error) error {
+// listStatements lists the Query events of the binlog from `from` to a
+// position (SHOW BINLOG EVENTS: the server reads its files and sends no
+// rows), leaving out what a dump from `from` leaves out. In GTID mode
+// the list starts at the newest file whose GTID state at its start (its
+// Gtid_list) from's set holds, and skips the transactions the set holds;
+// GTIDs out of order in a domain (gtid_strict_mode off), where a dump's
+// start would be another, are an error. MariaDB only: its list gives a
+// statement's default database as parseQueryInfo reads it.
+func (s *SyncerSource) listStatements(ctx context.Context, from ResumePosition, to Position, each func(info string) error) error {
 	if s.cfg.Flavor != mysql.MariaDBFlavor {
 		return fmt.Errorf("statements are listed on MariaDB only, not %s", s.cfg.Flavor)
 	}
@@ -171,14 +175,131 @@ func (s *SyncerSource) listStatements(ctx context.Context, from, to Position, ea
 			return fmt.Errorf("%s: %w", q, err)
 		}
 	}
+	start := from.Safe
+	var held, last map[uint32]uint64 // GTID mode: from's sequence number and the last one listed, by domain
+	if from.IsGTID() {
+		if held, err = gtidSeqs(from.Executed); err != nil {
+			return err
+		}
+		if start, err = gtidListStart(conn, held, to); err != nil {
+			return err
+		}
+		last = map[uint32]uint64{}
+	}
+	skip := false // the transaction listed is one from holds
 	var eachErr error
-	err = eachBinlogEvent(conn, from, to, cmp.Or(s.listPage, listPage), func(r []string) bool {
-		if r[2] == "Query" {
+	err = eachBinlogEvent(conn, start, to, cmp.Or(s.listPage, listPage), func(r []string) bool {
+		switch {
+		case r[2] == "Gtid" && held != nil:
+			var g gtidSeq
+			if g, eachErr = parseGTIDInfo(r[5]); eachErr != nil {
+				return false
+			}
+			if prev, ok := last[g.domain]; ok && g.seq <= prev {
+				eachErr = fmt.Errorf("GTID %s at %s:%s comes after sequence number %d of its domain", r[5], r[0], r[1], prev)
+				return false
+			}
+			last[g.domain] = g.seq
+			have, ok := held[g.domain]
+			skip = ok && g.seq <= have
+		case r[2] == "Query" && !skip:
 			eachErr = each(r[5])
 		}
 		return eachErr == nil
 	})
 	return cmp.Or(eachErr, err)
+}
+
+// gtidSeq is a MariaDB GTID without its server ID (which containment
+// ignores).
+type gtidSeq struct {
+	domain uint32
+	seq    uint64
+}
+
+// gtidSeqs is a MariaDB GTID set as each domain's sequence number.
+func gtidSeqs(set string) (map[uint32]uint64, error) {
+	out := map[uint32]uint64{}
+	for _, t := range strings.Split(set, ",") {
+		if t = strings.TrimSpace(t); t == "" {
+			continue
+		}
+		g, err := parseGTID(t)
+		if err != nil {
+			return nil, err
+		}
+		out[g.domain] = max(out[g.domain], g.seq)
+	}
+	return out, nil
+}
+
+func parseGTID(t string) (gtidSeq, error) {
+	parts := strings.Split(t, "-")
+	if len(parts) != 3 {
+		return gtidSeq{}, fmt.Errorf("GTID %q: want DOMAIN-SERVER-SEQUENCE", t)
+	}
+	d, err1 := strconv.ParseUint(parts[0], 10, 32)
+	_, err2 := strconv.ParseUint(parts[1], 10, 32)
+	n, err3 := strconv.ParseUint(parts[2], 10, 64)
+	if err := cmp.Or(err1, err2, err3); err != nil {
+		return gtidSeq{}, fmt.Errorf("GTID %q: %w", t, err)
+	}
+	return gtidSeq{uint32(d), n}, nil
+}
+
+// parseGTIDInfo reads the GTID of a Gtid event's text as SHOW BINLOG
+// EVENTS lists it: "GTID 0-1-4", "BEGIN GTID 0-1-5", "... GTID 0-1-6
+// cid=9" (XA: "XA START xid GTID 0-1-7").
+func parseGTIDInfo(info string) (gtidSeq, error) {
+	i := strings.LastIndex(info, "GTID ")
+	if i < 0 {
+		return gtidSeq{}, fmt.Errorf("Gtid event %q: no GTID", info)
+	}
+	t, _, _ := strings.Cut(info[i+len("GTID "):], " ")
+	return parseGTID(t)
+}
+
+// gtidListStart returns the start of the newest binlog file up to to's
+// whose Gtid_list (the last GTID of each domain before it) held has.
+func gtidListStart(conn *client.Conn, held map[uint32]uint64, to Position) (Position, error) {
+	logs, err := queryStrings(conn, "SHOW BINARY LOGS")
+	if err != nil {
+		return Position{}, err
+	}
+	for i := len(logs) - 1; i >= 0; i-- {
+		f := logs[i][0]
+		if f > to.File {
+			continue
+		}
+		rows, err := queryStrings(conn, fmt.Sprintf("SHOW BINLOG EVENTS IN %s LIMIT 4", sqlList([]string{f})))
+		if err != nil {
+			return Position{}, err
+		}
+		list := ""
+		for _, r := range rows {
+			if r[2] == "Gtid_list" {
+				list = r[5]
+				break
+			}
+		}
+		if !strings.HasPrefix(list, "[") || !strings.HasSuffix(list, "]") {
+			return Position{}, fmt.Errorf("%s: no Gtid_list event in its first events", f)
+		}
+		before, err := gtidSeqs(list[1 : len(list)-1])
+		if err != nil {
+			return Position{}, fmt.Errorf("%s's Gtid_list: %w", f, err)
+		}
+		holds := true
+		for d, n := range before {
+			if have, ok := held[d]; !ok || have < n {
+				holds = false
+			}
+		}
+		if holds {
+			return Position{File: f, Offset: 4}, nil
+		}
+	}
+	return Position{}, errors.New("no binlog file starts at or before the GTID set")
 }
 
 // isTxnControl: a Query event's text (after MariaDB's "use `db`; ") is

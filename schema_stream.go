@@ -30,8 +30,8 @@ type SchemaConfig struct {
 	// were not created in the streamed binlog stay unknown, but for those
 	// no DDL touches from the start to the snapshot: that stretch of the
 	// binlog is read once for its DDL and the result recorded (on MariaDB
-	// in file mode the server lists its statements, SHOW BINLOG EVENTS,
-	// sending no rows; elsewhere a dump reads it, its rows undecoded).
+	// the server lists its statements, SHOW BINLOG EVENTS, sending no
+	// rows; elsewhere a dump reads it, its rows undecoded).
 	Snapshot bool
 	// Databases limits the snapshot to these databases; empty means every
 	// database but the server's own (mysql, information_schema,

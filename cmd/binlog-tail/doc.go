@@ -168,8 +168,8 @@
 // binlog's DDL statements). The first run against a server reads the
 // snapshot (the user then needs SELECT on the streamed tables; see
 // --no-schema-snapshot); when it is newer than --start, the binlog in
-// between is read once for its DDL (on MariaDB without --gtid, listed by
-// the server with SHOW BINLOG EVENTS). A rerun uses the history as of the
+// between is read once for its DDL (on MariaDB, listed by the server
+// with SHOW BINLOG EVENTS). A rerun uses the history as of the
 // last line's token, never the live schema. An output file that starts
 // over (no complete line) starts a new history. A table whose Table_map
 // contradicts the history (a DDL run with sql_log_bin=0) stops the run
