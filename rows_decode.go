@@ -3,9 +3,9 @@ package binlogstream
 import (
 	"encoding/binary"
 	"math"
+	"math/bits"
 	"reflect"
 	"slices"
-	"strconv"
 	"time"
 	"unsafe"
 
@@ -649,13 +649,42 @@ func appendPadded(b []byte, v uint64, width int) []byte {
 		a, m, z := v/10000, v/100%100, v%100
 		return append(b, digitPairs[2*a], digitPairs[2*a+1], digitPairs[2*m], digitPairs[2*m+1], digitPairs[2*z], digitPairs[2*z+1])
 	}
-	var tmp [20]byte
-	s := strconv.AppendUint(tmp[:0], v, 10)
-	for k := len(s); k < width; k++ {
-		b = append(b, '0')
+	n := max(width, digits(v), 1)
+	b = slices.Grow(b, n)
+	at := len(b)
+	b = b[:at+n]
+	i := at + n
+	for v >= 100 {
+		q := v / 100
+		r := 2 * (v - 100*q)
+		i -= 2
+		b[i], b[i+1] = digitPairs[r], digitPairs[r+1]
+		v = q
 	}
-	return append(b, s...)
+	if v >= 10 {
+		i -= 2
+		b[i], b[i+1] = digitPairs[2*v], digitPairs[2*v+1]
+	} else {
+		i--
+		b[i] = byte('0' + v)
+	}
+	for k := at; k < i; k++ {
+		b[k] = '0'
+	}
+	return b
 }
+
+// digits is the number of decimal digits of v, 0 for 0: the bit length
+// times log10(2) is that or one more.
+func digits(v uint64) int {
+	t := bits.Len64(v) * 1233 >> 12
+	if v < pow10[t] {
+		return t
+	}
+	return t + 1
+}
+
+var pow10 = [20]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19}
 
 // digitPairs holds "00" to "99".
 const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
@@ -909,7 +938,7 @@ func (d *rowsDec) decimal(out *any, precision, scale int, data []byte) int {
 	leading := true
 	if v := part(0, pos); v != 0 {
 		leading = false
-		d.text = strconv.AppendUint(d.text, uint64(v), 10)
+		d.text = appendPadded(d.text, uint64(v), 1)
 	}
 	for range uncompIntegral {
 		v := part(pos, 4)
@@ -917,7 +946,7 @@ func (d *rowsDec) decimal(out *any, precision, scale int, data []byte) int {
 		if leading {
 			if v != 0 {
 				leading = false
-				d.text = strconv.AppendUint(d.text, uint64(v), 10)
+				d.text = appendPadded(d.text, uint64(v), 1)
 			}
 		} else {
 			if v >= 1e9 {
