@@ -217,9 +217,11 @@
 // and one writer appends the lines in binlog order through a 64 KiB buffer
 // that is flushed when full, every 200 ms (so the file trails an idle
 // stream by at most that), and on exit, when the queue is written out and
-// the file fsynced. On Linux the disk writes of the file are started
-// (sync_file_range, not waited for) after every 16 MiB written, so the
-// fsync on exit waits for the last of them only. A kill loses at most the
-// queued and buffered lines, which the rerun writes again from the last
-// line's token.
+// the file fsynced. On Linux, in the background while the stream goes
+// on, the disk writes of the file are started (sync_file_range) after
+// every 16 MiB written and its data flushed to stable storage (fdatasync)
+// after every 32 MiB, so the fsync on exit waits for the last of them
+// only. A flush that fails ends the run with its error (exit 1), as the
+// fsync on exit would. A kill loses at most the queued and buffered
+// lines, which the rerun writes again from the last line's token.
 package main

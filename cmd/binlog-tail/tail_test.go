@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -180,22 +182,30 @@ func TestCompressedTransactionsToTheTarget(t *testing.T) {
 	assert.Equal(t, 12, bytes.Count(out, []byte(`"type":"insert"`)), "1 + 10 + 1 rows")
 }
 
-// TestWriteback: the writer asks for the disk writes of the file to start
-// once every writebackEvery bytes (not when one is still running), the
-// file is the same with or without them, and a writeback that fails is
-// not asked for again.
+// TestWriteback: the writer asks for a writeback once every
+// writebackEvery bytes (not when one is still running), every
+// flushEvery-th of them a flush; the file is the same with or without
+// them; a writeback or flush that is not available is not asked for again
+// (the run succeeds: the fsync at the end does it all).
 func TestWriteback(t *testing.T) {
 	want := reference(t)
-	for _, fail := range []bool{false, true} {
-		var calls atomic.Int32
+	for _, unsupported := range []bool{false, true} {
+		var starts, flushes atomic.Int32
 		cfg := fakeConfig(t)
 		cfg.writebackEvery = 256
 		cfg.writeback = func(f *os.File) error {
-			calls.Add(1)
-			if fail {
-				return errors.New("not supported here")
+			starts.Add(1)
+			if unsupported {
+				return errors.ErrUnsupported
 			}
 			return startWriteback(f)
+		}
+		cfg.flush = func(f *os.File) error {
+			flushes.Add(1)
+			if unsupported {
+				return fmt.Errorf("no fdatasync here: %w", errors.ErrUnsupported)
+			}
+			return flushData(f)
 		}
 		path := filepath.Join(t.TempDir(), "out.jsonl")
 		res, err := tail(context.Background(), path, cfg)
@@ -204,19 +214,52 @@ func TestWriteback(t *testing.T) {
 		got, err := os.ReadFile(path)
 		require.NoError(t, err)
 		require.Equal(t, string(want), string(got))
-		if fail {
-			assert.Equal(t, int32(1), calls.Load(), "asked again after a failure")
+		if unsupported {
+			// The first request starts the writes and fails, the second
+			// flushes and fails: neither is asked for again.
+			assert.Equal(t, int32(1), starts.Load(), "asked again after a failure")
+			assert.LessOrEqual(t, flushes.Load(), int32(1), "asked again after a failure")
 		} else {
-			// At most one a writebackEvery, at least one.
-			assert.LessOrEqual(t, int(calls.Load()), len(want)/256)
-			assert.Positive(t, calls.Load())
+			// At most one a writebackEvery, at least two; a flush every
+			// flushEvery-th.
+			n := int(starts.Load() + flushes.Load())
+			assert.LessOrEqual(t, n, len(want)/256)
+			assert.GreaterOrEqual(t, n, 2)
+			assert.Equal(t, n/flushEvery, int(flushes.Load()))
 		}
 	}
 }
 
-// TestStartWriteback: on Linux the writes of a regular file start (and a
-// pipe, which has no pages to write, is refused); elsewhere it is not
-// supported and the final fsync does all.
+// TestFlushFailureFailsTheRun: a flush that fails (a lost write: Linux
+// tells only one fsync of it) ends the run with its error instead of an
+// exit that says all is on disk; the file keeps whole lines, and the rerun
+// completes it.
+func TestFlushFailureFailsTheRun(t *testing.T) {
+	want := reference(t)
+	path := filepath.Join(t.TempDir(), "out.jsonl")
+	cfg := fakeConfig(t)
+	cfg.writebackEvery = 256
+	cfg.flush = func(*os.File) error { return syscall.EIO }
+	_, err := tail(context.Background(), path, cfg)
+	require.ErrorIs(t, err, syscall.EIO)
+	require.ErrorContains(t, err, "flushing "+path+" to disk")
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.True(t, bytes.HasPrefix(want, got), "the file is a prefix of an uninterrupted run's")
+	require.True(t, len(got) == 0 || got[len(got)-1] == '\n', "whole lines")
+
+	res, err := tail(context.Background(), path, fakeConfig(t))
+	require.NoError(t, err)
+	require.True(t, res.Reached)
+	got, err = os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, string(want), string(got))
+}
+
+// TestStartWriteback: on Linux the writes of a regular file start and its
+// data is flushed (a pipe, which has no pages to write, is refused, and
+// its flush is unsupported); elsewhere neither is supported and the final
+// fsync does all.
 func TestStartWriteback(t *testing.T) {
 	f, err := os.Create(filepath.Join(t.TempDir(), "f"))
 	require.NoError(t, err)
@@ -226,12 +269,15 @@ func TestStartWriteback(t *testing.T) {
 	err = startWriteback(f)
 	if runtime.GOOS != "linux" {
 		require.ErrorIs(t, err, errors.ErrUnsupported)
+		require.ErrorIs(t, flushData(f), errors.ErrUnsupported)
 		return
 	}
 	require.NoError(t, err)
+	require.NoError(t, flushData(f))
 	r, w, err := os.Pipe()
 	require.NoError(t, err)
 	defer r.Close()
 	defer w.Close()
 	assert.Error(t, startWriteback(w))
+	assert.ErrorIs(t, flushData(w), errors.ErrUnsupported)
 }

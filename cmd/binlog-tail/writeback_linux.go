@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"syscall"
 )
@@ -12,15 +14,29 @@ const syncFileRangeWrite = 2
 // startWriteback starts the disk writes of every page of f not written
 // yet (sync_file_range over the whole file: only its dirty pages cost).
 func startWriteback(f *os.File) error {
+	return control(f, func(fd int) error { return syscall.SyncFileRange(fd, 0, 0, syncFileRangeWrite) })
+}
+
+// flushData writes f's data to stable storage and waits for it
+// (fdatasync). A file that cannot be synced (EINVAL: a pipe, a special
+// file) gives an error that is errors.ErrUnsupported.
+func flushData(f *os.File) error {
+	err := control(f, syscall.Fdatasync)
+	if errors.Is(err, syscall.EINVAL) {
+		return fmt.Errorf("%w: fdatasync: %w", errors.ErrUnsupported, err)
+	}
+	return err
+}
+
+// control calls do with f's descriptor.
+func control(f *os.File, do func(fd int) error) error {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return err
 	}
-	var werr error
-	if err := rc.Control(func(fd uintptr) {
-		werr = syscall.SyncFileRange(int(fd), 0, 0, syncFileRangeWrite)
-	}); err != nil {
+	var derr error
+	if err := rc.Control(func(fd uintptr) { derr = do(int(fd)) }); err != nil {
 		return err
 	}
-	return werr
+	return derr
 }
