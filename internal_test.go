@@ -9,7 +9,6 @@ import (
 	"hash/crc32"
 	"hash/fnv"
 	"log/slog"
-	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -189,25 +188,4 @@ func TestRowsFingerprint(t *testing.T) {
 	ev := &replication.BinlogEvent{Header: &replication.EventHeader{EventType: replication.WRITE_ROWS_EVENTv1},
 		Event: &replication.RowsEvent{Table: &replication.TableMapEvent{Schema: []byte("app"), Table: []byte("orders")}}}
 	require.Equal(t, uint64(0xc3a372bca7b4092c), addRows(fnvOffset64, ev, 3))
-}
-
-// TestAppendPadded holds the decoder's digit writer to fmt's %0*d on the
-// edges: 0, each power of ten and the one below it, the largest uint64,
-// widths from none to past the digits.
-func TestAppendPadded(t *testing.T) {
-	vals := []uint64{0, math.MaxUint64}
-	for p := uint64(1); p <= 1e19; p *= 10 {
-		vals = append(vals, p-1, p, p+1)
-		if p == 1e19 {
-			break
-		}
-	}
-	for _, v := range vals {
-		for width := 0; width <= 22; width++ {
-			got := string(appendPadded([]byte("x"), v, width))
-			if want := fmt.Sprintf("x%0*d", width, v); got != want {
-				t.Fatalf("appendPadded(%d, %d) = %q, want %q", v, width, got, want)
-			}
-		}
-	}
 }

@@ -3,7 +3,6 @@ package binlogstream
 import (
 	"encoding/binary"
 	"math"
-	"math/bits"
 	"reflect"
 	"slices"
 	"time"
@@ -11,6 +10,8 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
+
+	"github.com/binlogstream/binlogstream/internal/digits"
 )
 
 // This file decodes the row images of a rows event into exactly the
@@ -547,11 +548,11 @@ func (d *rowsDec) value(out *any, c *colPlan, data []byte) int {
 		}
 		d.reserveText(24)
 		from := len(d.text)
-		d.text = appendPadded(d.text, v/10000, 2)
+		d.text = digits.AppendPadded(d.text, v/10000, 2)
 		d.text = append(d.text, ':')
-		d.text = appendPadded(d.text, (v%10000)/100, 2)
+		d.text = digits.AppendPadded(d.text, (v%10000)/100, 2)
 		d.text = append(d.text, ':')
-		d.text = appendPadded(d.text, v%100, 2)
+		d.text = digits.AppendPadded(d.text, v%100, 2)
 		*out = d.textString(from)
 		return 3
 	case mysql.MYSQL_TYPE_TIME2:
@@ -564,11 +565,11 @@ func (d *rowsDec) value(out *any, c *colPlan, data []byte) int {
 		}
 		d.reserveText(16)
 		from := len(d.text)
-		d.text = appendPadded(d.text, v/(16*32), 4)
+		d.text = digits.AppendPadded(d.text, v/(16*32), 4)
 		d.text = append(d.text, '-')
-		d.text = appendPadded(d.text, v/32%16, 2)
+		d.text = digits.AppendPadded(d.text, v/32%16, 2)
 		d.text = append(d.text, '-')
-		d.text = appendPadded(d.text, v%32, 2)
+		d.text = digits.AppendPadded(d.text, v%32, 2)
 		*out = d.textString(from)
 		return 3
 	case mysql.MYSQL_TYPE_YEAR:
@@ -636,61 +637,6 @@ func (d *rowsDec) stringValue(out *any, maxLen int, data []byte) int {
 	return 2 + l
 }
 
-// appendPadded appends v in decimal with at least width digits (fmt's
-// %0Nd for a non-negative value).
-func appendPadded(b []byte, v uint64, width int) []byte {
-	switch {
-	case width == 2 && v < 100:
-		return append(b, digitPairs[2*v], digitPairs[2*v+1])
-	case width == 4 && v < 10000:
-		hi, lo := v/100, v%100
-		return append(b, digitPairs[2*hi], digitPairs[2*hi+1], digitPairs[2*lo], digitPairs[2*lo+1])
-	case width == 6 && v < 1000000:
-		a, m, z := v/10000, v/100%100, v%100
-		return append(b, digitPairs[2*a], digitPairs[2*a+1], digitPairs[2*m], digitPairs[2*m+1], digitPairs[2*z], digitPairs[2*z+1])
-	}
-	n := max(width, digits(v), 1)
-	b = slices.Grow(b, n)
-	at := len(b)
-	b = b[:at+n]
-	i := at + n
-	for v >= 100 {
-		q := v / 100
-		r := 2 * (v - 100*q)
-		i -= 2
-		b[i], b[i+1] = digitPairs[r], digitPairs[r+1]
-		v = q
-	}
-	if v >= 10 {
-		i -= 2
-		b[i], b[i+1] = digitPairs[2*v], digitPairs[2*v+1]
-	} else {
-		i--
-		b[i] = byte('0' + v)
-	}
-	for k := at; k < i; k++ {
-		b[k] = '0'
-	}
-	return b
-}
-
-// digits is the number of decimal digits of v, 0 for 0: the bit length
-// times log10(2) is that or one more.
-func digits(v uint64) int {
-	t := bits.Len64(v) * 1233 >> 12
-	if v < pow10[t] {
-		return t
-	}
-	return t + 1
-}
-
-var pow10 = [20]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19}
-
-// digitPairs holds "00" to "99".
-const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
-	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
-	"8081828384858687888990919293949596979899"
-
 // fracBytes is the size of the fractional seconds of a TIMESTAMP2,
 // DATETIME2 or TIME2.
 func fracBytes(fsp int) int { return (fsp + 1) / 2 }
@@ -703,7 +649,7 @@ func (d *rowsDec) datetime(y, mo, dd, h, mi, s uint64, frac uint64, fsp int) any
 	if y < 10000 && mo < 100 && dd < 100 && h < 100 && mi < 100 && s < 100 && frac < 1000000 {
 		// The common case in one piece: "YYYY-MM-DD hh:mm:ss.ffffff".
 		var t [26]byte
-		put2 := func(at int, v uint64) { t[at], t[at+1] = digitPairs[2*v], digitPairs[2*v+1] }
+		put2 := func(at int, v uint64) { t[at], t[at+1] = digits.Pairs[2*v], digits.Pairs[2*v+1] }
 		put2(0, y/100)
 		put2(2, y%100)
 		t[4], t[7], t[10], t[13], t[16], t[19] = '-', '-', ' ', ':', ':', '.'
@@ -722,17 +668,17 @@ func (d *rowsDec) datetime(y, mo, dd, h, mi, s uint64, frac uint64, fsp int) any
 		d.text = append(d.text, t[:n]...)
 		return d.textString(from)
 	}
-	d.text = appendPadded(d.text, y, 4)
+	d.text = digits.AppendPadded(d.text, y, 4)
 	d.text = append(d.text, '-')
-	d.text = appendPadded(d.text, mo, 2)
+	d.text = digits.AppendPadded(d.text, mo, 2)
 	d.text = append(d.text, '-')
-	d.text = appendPadded(d.text, dd, 2)
+	d.text = digits.AppendPadded(d.text, dd, 2)
 	d.text = append(d.text, ' ')
-	d.text = appendPadded(d.text, h, 2)
+	d.text = digits.AppendPadded(d.text, h, 2)
 	d.text = append(d.text, ':')
-	d.text = appendPadded(d.text, mi, 2)
+	d.text = digits.AppendPadded(d.text, mi, 2)
 	d.text = append(d.text, ':')
-	d.text = appendPadded(d.text, s, 2)
+	d.text = digits.AppendPadded(d.text, s, 2)
 	d.appendFrac(frac, fsp)
 	return d.textString(from)
 }
@@ -744,7 +690,7 @@ func (d *rowsDec) appendFrac(frac uint64, fsp int) {
 		return
 	}
 	d.text = append(d.text, '.')
-	d.text = appendPadded(d.text, frac, 6)
+	d.text = digits.AppendPadded(d.text, frac, 6)
 	d.text = d.text[:len(d.text)-(6-fsp)]
 }
 
@@ -880,14 +826,14 @@ func (d *rowsDec) timeText(out *any, tmp int64, fsp, n int) int {
 		d.text = append(d.text, '-')
 	}
 	hms := tmp >> 24
-	d.text = appendPadded(d.text, uint64((hms>>12)%(1<<10)), 2)
+	d.text = digits.AppendPadded(d.text, uint64((hms>>12)%(1<<10)), 2)
 	d.text = append(d.text, ':')
-	d.text = appendPadded(d.text, uint64((hms>>6)%(1<<6)), 2)
+	d.text = digits.AppendPadded(d.text, uint64((hms>>6)%(1<<6)), 2)
 	d.text = append(d.text, ':')
-	d.text = appendPadded(d.text, uint64(hms%(1<<6)), 2)
+	d.text = digits.AppendPadded(d.text, uint64(hms%(1<<6)), 2)
 	if secPart := tmp % (1 << 24); secPart != 0 {
 		d.text = append(d.text, '.')
-		d.text = appendPadded(d.text, uint64(secPart), 6)
+		d.text = digits.AppendPadded(d.text, uint64(secPart), 6)
 		d.text = d.text[:len(d.text)-(6-fsp)]
 	}
 	*out = d.textString(from)
@@ -938,7 +884,7 @@ func (d *rowsDec) decimal(out *any, precision, scale int, data []byte) int {
 	leading := true
 	if v := part(0, pos); v != 0 {
 		leading = false
-		d.text = appendPadded(d.text, uint64(v), 1)
+		d.text = digits.AppendPadded(d.text, uint64(v), 1)
 	}
 	for range uncompIntegral {
 		v := part(pos, 4)
@@ -946,13 +892,13 @@ func (d *rowsDec) decimal(out *any, precision, scale int, data []byte) int {
 		if leading {
 			if v != 0 {
 				leading = false
-				d.text = appendPadded(d.text, uint64(v), 1)
+				d.text = digits.AppendPadded(d.text, uint64(v), 1)
 			}
 		} else {
 			if v >= 1e9 {
 				return -1 // go-mysql's zero padding of more digits than 9 panics: its error
 			}
-			d.text = appendPadded(d.text, uint64(v), digitsPerInteger)
+			d.text = digits.AppendPadded(d.text, uint64(v), digitsPerInteger)
 		}
 	}
 	if leading {
@@ -965,12 +911,12 @@ func (d *rowsDec) decimal(out *any, precision, scale int, data []byte) int {
 			if v >= 1e9 {
 				return -1
 			}
-			d.text = appendPadded(d.text, uint64(v), digitsPerInteger)
+			d.text = digits.AppendPadded(d.text, uint64(v), digitsPerInteger)
 			pos += 4
 		}
 		if n := compressed[compFractional]; n > 0 {
 			v := part(pos, n)
-			d.text = appendPadded(d.text, uint64(v), compFractional)
+			d.text = digits.AppendPadded(d.text, uint64(v), compFractional)
 			pos += n
 		}
 	}

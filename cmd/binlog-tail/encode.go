@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
-	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/binlogstream/binlogstream"
+	"github.com/binlogstream/binlogstream/internal/digits"
 )
 
 // The JSON of the output lines is written by hand: the key order is fixed,
@@ -373,15 +373,15 @@ func appendValue(b []byte, v any) []byte {
 	case int:
 		return appendInt(b, int64(v))
 	case uint8:
-		return appendUint(b, uint64(v))
+		return digits.AppendUint(b, uint64(v))
 	case uint16:
-		return appendUint(b, uint64(v))
+		return digits.AppendUint(b, uint64(v))
 	case uint32:
-		return appendUint(b, uint64(v))
+		return digits.AppendUint(b, uint64(v))
 	case uint64:
-		return appendUint(b, v)
+		return digits.AppendUint(b, v)
 	case uint:
-		return appendUint(b, uint64(v))
+		return digits.AppendUint(b, uint64(v))
 	case float32:
 		return appendFloat(b, float64(v), 32)
 	case float64:
@@ -417,50 +417,10 @@ func appendValue(b []byte, v any) []byte {
 // buffer: the digits are written in place, two a step.
 func appendInt(b []byte, v int64) []byte {
 	if v < 0 {
-		return appendUint(append(b, '-'), -uint64(v))
+		return digits.AppendUint(append(b, '-'), -uint64(v))
 	}
-	return appendUint(b, uint64(v))
+	return digits.AppendUint(b, uint64(v))
 }
-
-// appendUint is strconv.AppendUint(b, v, 10), written in place.
-func appendUint(b []byte, v uint64) []byte {
-	if v < 10 {
-		return append(b, byte('0'+v))
-	}
-	n := decimalDigits(v)
-	b = slices.Grow(b, n)
-	i := len(b) + n
-	b = b[:i]
-	for v >= 100 {
-		q := v / 100
-		d := 2 * (v - 100*q)
-		i -= 2
-		b[i], b[i+1] = digitPairs[d], digitPairs[d+1]
-		v = q
-	}
-	if v >= 10 {
-		b[i-2], b[i-1] = digitPairs[2*v], digitPairs[2*v+1]
-	} else {
-		b[i-1] = byte('0' + v)
-	}
-	return b
-}
-
-// decimalDigits is the number of decimal digits of v (v > 0): the bit
-// length times log10(2) is that or one more.
-func decimalDigits(v uint64) int {
-	t := bits.Len64(v) * 1233 >> 12
-	if v < pow10[t] {
-		return t
-	}
-	return t + 1
-}
-
-var pow10 = [20]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19}
-
-const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
-	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
-	"8081828384858687888990919293949596979899"
 
 func appendFloat(b []byte, f float64, bits int) []byte {
 	if math.IsNaN(f) || math.IsInf(f, 0) {

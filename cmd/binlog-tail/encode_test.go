@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/binlogstream/binlogstream"
+	"github.com/binlogstream/binlogstream/internal/digits"
 )
 
 type stringer struct{ s string }
@@ -270,7 +271,7 @@ func TestAppendIntegers(t *testing.T) {
 	}
 	vals = append(vals, math.MaxUint64, math.MaxUint64-1, math.MaxInt64, 1<<63, 99, 100, 101, 0)
 	for _, v := range vals {
-		require.Equal(t, strconv.FormatUint(v, 10), string(appendUint([]byte("x"), v)[1:]))
+		require.Equal(t, strconv.FormatUint(v, 10), string(digits.AppendUint([]byte("x"), v)[1:]))
 		require.Equal(t, strconv.FormatInt(int64(v), 10), string(appendInt([]byte("x"), int64(v))[1:]))
 		require.Equal(t, strconv.FormatInt(-int64(v), 10), string(appendInt(nil, -int64(v))))
 	}
@@ -278,7 +279,7 @@ func TestAppendIntegers(t *testing.T) {
 	require.NoError(t, quick.Check(func(u uint64, i int64, shift uint8) bool {
 		u >>= shift % 64
 		i >>= shift % 64
-		return string(appendUint(nil, u)) == strconv.FormatUint(u, 10) &&
+		return string(digits.AppendUint(nil, u)) == strconv.FormatUint(u, 10) &&
 			string(appendInt(nil, i)) == strconv.FormatInt(i, 10)
 	}, &quick.Config{MaxCount: 100000}))
 }
