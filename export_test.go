@@ -2,6 +2,7 @@ package binlogstream
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/sirupsen/logrus"
 	"unsafe"
@@ -111,4 +112,33 @@ func PrescanListed(ctx context.Context, src *SyncerSource, from ResumePosition, 
 
 func PrescanStreamed(ctx context.Context, src *SyncerSource, from ResumePosition, snap *SchemaSnapshot) (*SchemaPrescan, error) {
 	return streamedPrescan(ctx, src, from, snap, logrus.New())
+}
+
+// ListedEvent is a SHOW BINLOG EVENTS row as eachBinlogEvent reads it.
+type ListedEvent struct {
+	Pos, End   uint64
+	Type, Info string
+}
+
+// ListEvents reads the events from `from` to `to` with eachBinlogEvent,
+// page events a query, stopping after stopAfter (0: none), then runs
+// `SELECT 1` on the same connection (it must still be usable).
+func ListEvents(ctx context.Context, src *SyncerSource, from, to Position, page, stopAfter int) ([]ListedEvent, error) {
+	conn, done, err := src.queryConn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	var out []ListedEvent
+	err = eachBinlogEvent(conn, from, to, page, func(e *listedEvent) bool {
+		out = append(out, ListedEvent{e.pos, e.end, string(e.typ), string(e.info)})
+		return stopAfter == 0 || len(out) < stopAfter
+	})
+	if err != nil {
+		return out, err
+	}
+	if _, err := conn.Execute("SELECT 1"); err != nil {
+		return out, fmt.Errorf("the connection after the list: %w", err)
+	}
+	return out, nil
 }

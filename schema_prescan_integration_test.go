@@ -2,6 +2,7 @@ package binlogstream_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -118,4 +119,60 @@ func TestIntegrationPrescanListedGTID(t *testing.T) {
 	_, err = binlogstream.PrescanListed(ctx, src, from, snap, 1000)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "comes after sequence number")
+}
+
+// TestIntegrationListEvents: the streaming SHOW BINLOG EVENTS read gives
+// the rows go-mysql's whole result sets give, over two files, in pages of
+// 1, 3 and 1000 events, from a position inside the first file to one
+// inside the second; a list stopped in the middle of a page leaves its
+// connection usable.
+func TestIntegrationListEvents(t *testing.T) {
+	mariadb.Require(t)
+	t.Parallel()
+	s := mariadb.Start(t, mariadb.Options{})
+	s.Exec(t, "CREATE DATABASE d", "USE d", "CREATE TABLE `t``ä` (a INT, b VARCHAR(20))")
+	from := masterPos(t, s)
+	s.Exec(t, "USE d", "INSERT INTO `t``ä` VALUES (1, 'é'), (2, 'x')", "ALTER TABLE `t``ä` ADD c INT", "UPDATE `t``ä` SET a = a + 1")
+	s.Exec(t, "FLUSH BINARY LOGS")
+	s.Exec(t, "USE d", "CREATE TABLE u (x INT)", "INSERT INTO u VALUES (1)")
+	mid := masterPos(t, s)
+	s.Exec(t, "USE d", "INSERT INTO u VALUES (2)", "DROP TABLE u")
+	require.NotEqual(t, from.File, mid.File)
+
+	// What go-mysql's Execute lists, cut to [from, mid).
+	conn := s.Conn(t, s.ReplUser())
+	var want []binlogstream.ListedEvent
+	for _, f := range []string{from.File, mid.File} {
+		r, err := conn.Execute("SHOW BINLOG EVENTS IN '" + f + "'")
+		require.NoError(t, err)
+		for i := range r.RowNumber() {
+			pos, err := r.GetUint(i, 1)
+			require.NoError(t, err)
+			if f == from.File && pos < from.Offset || f == mid.File && pos >= mid.Offset {
+				continue
+			}
+			end, err := r.GetUint(i, 4)
+			require.NoError(t, err)
+			typ, err := r.GetString(i, 2)
+			require.NoError(t, err)
+			info, err := r.GetString(i, 5)
+			require.NoError(t, err)
+			want = append(want, binlogstream.ListedEvent{Pos: pos, End: end, Type: typ, Info: strings.Clone(info)})
+		}
+	}
+	require.Greater(t, len(want), 10)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	src := itSource(t, s).(*binlogstream.SyncerSource)
+	for _, page := range []int{1, 3, 1000} {
+		got, err := binlogstream.ListEvents(ctx, src, from, mid, page, 0)
+		require.NoError(t, err, "page %d", page)
+		require.Equal(t, want, got, "page %d", page)
+	}
+	for _, stop := range []int{1, 2, len(want) - 1} {
+		got, err := binlogstream.ListEvents(ctx, src, from, mid, 1000, stop)
+		require.NoError(t, err, "stopped after %d", stop)
+		require.Equal(t, want[:stop], got)
+	}
 }

@@ -85,8 +85,8 @@ const windowEvents = 200_000
 // GTIDs and XIDs do not.
 func ddlBetween(conn *client.Conn, from, to Position) (bool, error) {
 	seen, ddl := 0, false
-	err := eachBinlogEvent(conn, from, to, listPage, func(r []string) bool {
-		if seen++; seen > windowEvents || r[2] == "Query" && !isTxnControl(r[5]) {
+	err := eachBinlogEvent(conn, from, to, listPage, func(e *listedEvent) bool {
+		if seen++; seen > windowEvents || string(e.typ) == "Query" && !isTxnControl(string(e.info)) {
 			ddl = true
 		}
 		return !ddl
@@ -97,11 +97,22 @@ func ddlBetween(conn *client.Conn, from, to Position) (bool, error) {
 // listPage is how many events one SHOW BINLOG EVENTS returns.
 const listPage = 10_000
 
-// eachBinlogEvent calls each with the SHOW BINLOG EVENTS row (Log_name,
-// Pos, Event_type, Server_id, End_log_pos, Info) of every event from one
-// position up to the one at or after another, a page at a time, until
-// each returns false.
-func eachBinlogEvent(conn *client.Conn, from, to Position, page int, each func(r []string) bool) error {
+// listedEvent is a SHOW BINLOG EVENTS row: the event's file, position,
+// end (End_log_pos), type and text (Info). typ and info are the
+// connection's read buffer: valid during the call that gets them only.
+type listedEvent struct {
+	file      string
+	pos, end  uint64
+	typ, info []byte
+}
+
+// eachBinlogEvent calls each with the SHOW BINLOG EVENTS row of every
+// event from one position up to the one at or after another, a page at a
+// time, until each returns false. Rows are read as they come
+// (go-mysql's streaming read: no result set is built), so the client's
+// work on a page overlaps the server's listing of it; the rest of a page
+// after a stop is read and dropped, leaving the connection usable.
+func eachBinlogEvent(conn *client.Conn, from, to Position, page int, each func(e *listedEvent) bool) error {
 	files := []string{from.File}
 	if from.File != to.File {
 		logs, err := queryStrings(conn, "SHOW BINARY LOGS")
@@ -124,31 +135,90 @@ func eachBinlogEvent(conn *client.Conn, from, to Position, page int, each func(r
 			pos = from.Offset
 		}
 		for {
-			rows, err := queryStrings(conn, fmt.Sprintf("SHOW BINLOG EVENTS IN %s FROM %d LIMIT %d", sqlList([]string{f}), pos, page))
-			if err != nil {
-				return err
-			}
-			for _, r := range rows {
-				at, err := strconv.ParseUint(r[1], 10, 64)
-				if err != nil {
-					return fmt.Errorf("SHOW BINLOG EVENTS IN %s: position %q", f, r[1])
+			q := fmt.Sprintf("SHOW BINLOG EVENTS IN %s FROM %d LIMIT %d", sqlList([]string{f}), pos, page)
+			var (
+				rows      int
+				stop      bool
+				rowErr    error
+				next      uint64
+				ev        = listedEvent{file: f}
+				result    mysql.Result
+				badColumn = func(name string, v []byte) error {
+					return fmt.Errorf("SHOW BINLOG EVENTS IN %s: %s %q after position %d", f, name, v, next)
 				}
-				if f == to.File && at >= to.Offset || !each(r) {
+			)
+			err := conn.ExecuteSelectStreaming(q, &result, func(row []mysql.FieldValue) error {
+				if rows++; stop || rowErr != nil {
+					return nil // the rest of the page: read, not used
+				}
+				if len(row) < 6 {
+					rowErr = fmt.Errorf("SHOW BINLOG EVENTS IN %s: %d columns, want 6", f, len(row))
 					return nil
 				}
+				at, ok := fieldUint(&row[1])
+				if !ok {
+					rowErr = badColumn("position", []byte(row[1].String()))
+					return nil
+				}
+				if f == to.File && at >= to.Offset {
+					stop = true
+					return nil
+				}
+				end, ok := fieldUint(&row[4])
+				if !ok {
+					rowErr = badColumn("end position", []byte(row[4].String()))
+					return nil
+				}
+				ev.pos, ev.end, ev.typ, ev.info = at, end, row[2].AsString(), row[5].AsString()
+				stop = !each(&ev)
+				next = end
+				return nil
+			}, nil)
+			if err != nil {
+				return fmt.Errorf("%s: %w", q, err)
 			}
-			if len(rows) < page {
+			if rowErr != nil || stop {
+				return rowErr
+			}
+			if rows < page {
 				break
 			}
-			last := rows[len(rows)-1]
-			next, err := strconv.ParseUint(last[4], 10, 64)
-			if err != nil || next <= pos {
-				return fmt.Errorf("SHOW BINLOG EVENTS IN %s: the event at %s ends at %q", f, last[1], last[4])
+			if next <= pos {
+				return fmt.Errorf("SHOW BINLOG EVENTS IN %s: the page from %d ends at %d", f, pos, next)
 			}
 			pos = next
 		}
 	}
 	return nil
+}
+
+// fieldUint reads a non-negative integer column: go-mysql gives one of
+// an integer type as a number, others as text.
+func fieldUint(v *mysql.FieldValue) (uint64, bool) {
+	switch v.Type {
+	case mysql.FieldValueTypeUnsigned:
+		return v.AsUint64(), true
+	case mysql.FieldValueTypeSigned:
+		return v.AsUint64(), v.AsInt64() >= 0
+	case mysql.FieldValueTypeString:
+		return parseDecimal(v.AsString())
+	}
+	return 0, false
+}
+
+// parseDecimal reads an unsigned decimal number of up to 19 digits.
+func parseDecimal(b []byte) (uint64, bool) {
+	if len(b) == 0 || len(b) > 19 {
+		return 0, false
+	}
+	var v uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + uint64(c-'0')
+	}
+	return v, true
 }
 
 // listStatements lists the Query events of the binlog from `from` to a
@@ -188,22 +258,22 @@ func (s *SyncerSource) listStatements(ctx context.Context, from ResumePosition, 
 	}
 	skip := false // the transaction listed is one from holds
 	var eachErr error
-	err = eachBinlogEvent(conn, start, to, cmp.Or(s.listPage, listPage), func(r []string) bool {
+	err = eachBinlogEvent(conn, start, to, cmp.Or(s.listPage, listPage), func(e *listedEvent) bool {
 		switch {
-		case r[2] == "Gtid" && held != nil:
+		case string(e.typ) == "Gtid" && held != nil:
 			var g gtidSeq
-			if g, eachErr = parseGTIDInfo(r[5]); eachErr != nil {
+			if g, eachErr = parseGTIDInfo(string(e.info)); eachErr != nil {
 				return false
 			}
 			if prev, ok := last[g.domain]; ok && g.seq <= prev {
-				eachErr = fmt.Errorf("GTID %s at %s:%s comes after sequence number %d of its domain", r[5], r[0], r[1], prev)
+				eachErr = fmt.Errorf("GTID %s at %s:%d comes after sequence number %d of its domain", e.info, e.file, e.pos, prev)
 				return false
 			}
 			last[g.domain] = g.seq
 			have, ok := held[g.domain]
 			skip = ok && g.seq <= have
-		case r[2] == "Query" && !skip:
-			eachErr = each(r[5])
+		case string(e.typ) == "Query" && !skip:
+			eachErr = each(string(e.info))
 		}
 		return eachErr == nil
 	})
