@@ -199,8 +199,8 @@ func (t *tailer) stopPipeline() {
 // run waited 9 ms instead of 100-115 ms on a disk that stores what it is
 // given; on one with a volatile write cache (a VM's virtual disk) that
 // fsync still waited 70-120 ms to flush the cache, and flushing every
-// 32 MiB took the median wall of the run from 0.44 to 0.40 s (DATETIME/
-// DECIMAL table) and 0.42 to 0.38 s (README table).
+// 32 MiB took about 22 ms off the median wall of a run for about 25 ms
+// more CPU (README's Performance).
 //
 // A writeback that is not available here (or not for this file) is not
 // asked for again: the fsync at the end still writes everything and
