@@ -189,3 +189,53 @@ func TestRowsFingerprint(t *testing.T) {
 		Event: &replication.RowsEvent{Table: &replication.TableMapEvent{Schema: []byte("app"), Table: []byte("orders")}}}
 	require.Equal(t, uint64(0xc3a372bca7b4092c), addRows(fnvOffset64, ev, 3))
 }
+
+// TestListedColumns: SHOW BINLOG EVENTS columns as eachBinlogEvent reads
+// them from go-mysql's reused row: positions as numbers or text, and a
+// NULL text column as nil, not the bytes an earlier row left in the
+// reused FieldValue.
+func TestListedColumns(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want uint64
+		ok   bool
+	}{
+		{"0", 0, true}, {"4", 4, true}, {"18446744073709551", 18446744073709551, true},
+		{"9999999999999999999", 9999999999999999999, true}, {"10000000000000000000", 0, false},
+		{"", 0, false}, {"-1", 0, false}, {"12a", 0, false}, {" 1", 0, false},
+	} {
+		got, ok := parseDecimal([]byte(c.in))
+		require.Equal(t, c.ok, ok, c.in)
+		if ok {
+			require.Equal(t, c.want, got, c.in)
+		}
+	}
+
+	fields := []*mysql.Field{
+		{Type: mysql.MYSQL_TYPE_LONGLONG, Flag: mysql.UNSIGNED_FLAG},
+		{Type: mysql.MYSQL_TYPE_LONGLONG},
+		{Type: mysql.MYSQL_TYPE_VAR_STRING},
+	}
+	var row []mysql.FieldValue
+	row, err := mysql.RowData("\x0218\x0212\x03abc").ParseText(fields, row)
+	require.NoError(t, err)
+	for _, i := range []int{0, 1} {
+		v, ok := fieldUint(&row[i])
+		require.True(t, ok)
+		require.Equal(t, uint64(18-6*i), v)
+	}
+	require.Equal(t, "abc", string(fieldText(&row[2])))
+	row, err = mysql.RowData("\x0218\x02-1\xfb").ParseText(fields, row)
+	require.NoError(t, err)
+	_, ok := fieldUint(&row[1])
+	require.False(t, ok, "a negative position")
+	require.Equal(t, "abc", string(row[2].AsString()), "go-mysql keeps the earlier row's bytes under a NULL")
+	require.Nil(t, fieldText(&row[2]))
+	_, ok = fieldUint(&row[2])
+	require.False(t, ok, "NULL")
+	row, err = mysql.RowData("\x0218\x0212\x0277").ParseText(fields, row)
+	require.NoError(t, err)
+	v, ok := fieldUint(&row[2])
+	require.True(t, ok)
+	require.Equal(t, uint64(77), v, "a position given as text")
+}

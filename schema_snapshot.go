@@ -98,8 +98,9 @@ func ddlBetween(conn *client.Conn, from, to Position) (bool, error) {
 const listPage = 10_000
 
 // listedEvent is a SHOW BINLOG EVENTS row: the event's file, position,
-// end (End_log_pos), type and text (Info). typ and info are the
-// connection's read buffer: valid during the call that gets them only.
+// end (End_log_pos), type and text (Info). typ and info are go-mysql's
+// row buffer, reused for the next row: valid during the call that gets
+// them only.
 type listedEvent struct {
 	file      string
 	pos, end  uint64
@@ -143,8 +144,8 @@ func eachBinlogEvent(conn *client.Conn, from, to Position, page int, each func(e
 				next      uint64
 				ev        = listedEvent{file: f}
 				result    mysql.Result
-				badColumn = func(name string, v []byte) error {
-					return fmt.Errorf("SHOW BINLOG EVENTS IN %s: %s %q after position %d", f, name, v, next)
+				badColumn = func(name string, v string) error {
+					return fmt.Errorf("SHOW BINLOG EVENTS IN %s FROM %d: %s %q", f, pos, name, v)
 				}
 			)
 			err := conn.ExecuteSelectStreaming(q, &result, func(row []mysql.FieldValue) error {
@@ -157,7 +158,7 @@ func eachBinlogEvent(conn *client.Conn, from, to Position, page int, each func(e
 				}
 				at, ok := fieldUint(&row[1])
 				if !ok {
-					rowErr = badColumn("position", []byte(row[1].String()))
+					rowErr = badColumn("position", row[1].String())
 					return nil
 				}
 				if f == to.File && at >= to.Offset {
@@ -166,10 +167,10 @@ func eachBinlogEvent(conn *client.Conn, from, to Position, page int, each func(e
 				}
 				end, ok := fieldUint(&row[4])
 				if !ok {
-					rowErr = badColumn("end position", []byte(row[4].String()))
+					rowErr = badColumn("end position", row[4].String())
 					return nil
 				}
-				ev.pos, ev.end, ev.typ, ev.info = at, end, row[2].AsString(), row[5].AsString()
+				ev.pos, ev.end, ev.typ, ev.info = at, end, fieldText(&row[2]), fieldText(&row[5])
 				stop = !each(&ev)
 				next = end
 				return nil
@@ -204,6 +205,15 @@ func fieldUint(v *mysql.FieldValue) (uint64, bool) {
 		return parseDecimal(v.AsString())
 	}
 	return 0, false
+}
+
+// fieldText is a text column's bytes; nil for NULL (whose FieldValue
+// keeps the bytes of an earlier row).
+func fieldText(v *mysql.FieldValue) []byte {
+	if v.Type != mysql.FieldValueTypeString {
+		return nil
+	}
+	return v.AsString()
 }
 
 // parseDecimal reads an unsigned decimal number of up to 19 digits.
