@@ -61,11 +61,13 @@ type tailConfig struct {
 	// simulates SIGKILL there: the buffer goes out, then only half of that
 	// line, and the run ends with errCrashed. The demo uses it.
 	crashBefore func(ev binlogstream.Event, row int) bool
-	// writeback, flush and writebackEvery replace startWriteback,
-	// flushData and writebackEvery when set (tests).
+	// writeback, flush, writebackEvery and flushEvery replace
+	// startWriteback, flushData, writebackEvery and flushEvery when set
+	// (tests).
 	writeback      func(*os.File) error
 	flush          func(*os.File) error
 	writebackEvery int
+	flushEvery     int
 }
 
 var errCrashed = errors.New("simulated crash")
@@ -216,9 +218,9 @@ func (t *tailer) startWritebacks() {
 		flush = t.cfg.flush
 	}
 	startOK, flushOK := true, true
-	n := 0
+	n, every := 0, cmp.Or(t.cfg.flushEvery, flushEvery)
 	for range t.writebacks {
-		if n++; flushOK && n%flushEvery == 0 {
+		if n++; flushOK && n%every == 0 {
 			err := flush(t.f)
 			if err == nil {
 				continue

@@ -220,11 +220,11 @@ func TestWriteback(t *testing.T) {
 			assert.Equal(t, int32(1), starts.Load(), "asked again after a failure")
 			assert.LessOrEqual(t, flushes.Load(), int32(1), "asked again after a failure")
 		} else {
-			// At most one a writebackEvery, at least two; a flush every
-			// flushEvery-th.
+			// At most one a writebackEvery, at least one (the first
+			// request always finds room); a flush every flushEvery-th.
 			n := int(starts.Load() + flushes.Load())
 			assert.LessOrEqual(t, n, len(want)/256)
-			assert.GreaterOrEqual(t, n, 2)
+			assert.Positive(t, n)
 			assert.Equal(t, n/flushEvery, int(flushes.Load()))
 		}
 	}
@@ -238,7 +238,7 @@ func TestFlushFailureFailsTheRun(t *testing.T) {
 	want := reference(t)
 	path := filepath.Join(t.TempDir(), "out.jsonl")
 	cfg := fakeConfig(t)
-	cfg.writebackEvery = 256
+	cfg.writebackEvery, cfg.flushEvery = 256, 1 // the first request, which always finds room, flushes
 	cfg.flush = func(*os.File) error { return syscall.EIO }
 	_, err := tail(context.Background(), path, cfg)
 	require.ErrorIs(t, err, syscall.EIO)
