@@ -16,9 +16,9 @@ const Pairs = "00010203040506070809101112131415161718192021222324252627282930313
 
 var pow10 = [20]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19}
 
-// Len is the number of decimal digits of v, 0 for 0: the bit length
+// numDigits is the number of decimal digits of v, 0 for 0: the bit length
 // times log10(2) is that or one more.
-func Len(v uint64) int {
+func numDigits(v uint64) int {
 	t := bits.Len64(v) * 1233 >> 12
 	if v < pow10[t] {
 		return t
@@ -47,7 +47,7 @@ func AppendPadded(b []byte, v uint64, width int) []byte {
 		a, m, z := v/10000, v/100%100, v%100
 		return append(b, Pairs[2*a], Pairs[2*a+1], Pairs[2*m], Pairs[2*m+1], Pairs[2*z], Pairs[2*z+1])
 	}
-	n := max(width, Len(v), 1)
+	n := max(width, numDigits(v), 1)
 	b = slices.Grow(b, n)
 	at := len(b)
 	b = b[:at+n]

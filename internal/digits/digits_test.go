@@ -32,7 +32,7 @@ func TestAppendPadded(t *testing.T) {
 	}
 }
 
-// TestAppendUintAndLen: AppendUint is strconv's text and Len its length
+// TestAppendUintAndLen: AppendUint is strconv's text and numDigits its length
 // (0 for 0), on the edges and 100k random values of every size.
 func TestAppendUintAndLen(t *testing.T) {
 	vals := edges()
@@ -49,8 +49,8 @@ func TestAppendUintAndLen(t *testing.T) {
 		if v == 0 {
 			n = 0
 		}
-		if got := Len(v); got != n {
-			t.Fatalf("Len(%d) = %d, want %d", v, got, n)
+		if got := numDigits(v); got != n {
+			t.Fatalf("numDigits(%d) = %d, want %d", v, got, n)
 		}
 	}
 }
