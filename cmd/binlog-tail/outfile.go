@@ -117,3 +117,67 @@ func lastIndexByte(f io.ReaderAt, n int64, c byte) (int64, error) {
 	}
 	return -1, nil
 }
+
+// reservingWriter appends to the output file and reserves its disk blocks
+// ahead of the writes (reserveBlocks: fallocate, the size unchanged), as
+// many as this run wrote so far, 1 to 32 MiB at a time. A write into
+// reserved blocks skips the file system's block reservation for each page
+// it dirties: on ext4 that was half the CPU of the write calls of a
+// 145 MB run. release gives back the blocks reserved past the end of the
+// file; a run that is killed leaves them reserved (not in the file: its
+// size is what was written) until a later run's release.
+type reservingWriter struct {
+	f        *os.File
+	reserve  func(f *os.File, off, n int64) error
+	start    int64 // the file's size when the run began
+	size     int64 // where the next write goes
+	reserved int64 // blocks are reserved up to here
+	off      bool  // a reservation failed: none is asked for again
+}
+
+func newReservingWriter(f *os.File, size int64, reserve func(*os.File, int64, int64) error) *reservingWriter {
+	if reserve == nil {
+		reserve = reserveBlocks
+	}
+	return &reservingWriter{f: f, reserve: reserve, start: size, size: size, reserved: size}
+}
+
+// Write writes p at the end of the file. A reservation that fails (a file
+// system without fallocate, a disk too full for the next chunk) only
+// stops the reserving: the writes report what matters.
+func (w *reservingWriter) Write(p []byte) (int, error) {
+	if end := w.size + int64(len(p)); !w.off && end > w.reserved {
+		from := max(w.reserved, w.size)
+		n := max(min(max(w.size-w.start, minReserve), maxReserve), end-from)
+		if err := w.reserve(w.f, from, n); err != nil {
+			w.off = true
+		} else {
+			w.reserved = from + n
+		}
+	}
+	n, err := w.f.Write(p)
+	w.size += int64(n)
+	return n, err
+}
+
+// release gives back the blocks reserved past the end of the file (a
+// truncate to its size frees them), once its last write is done.
+func (w *reservingWriter) release() error {
+	if w.reserved <= w.size {
+		return nil
+	}
+	st, err := w.f.Stat()
+	if err == nil {
+		err = w.f.Truncate(st.Size())
+	}
+	if err != nil {
+		return fmt.Errorf("giving back the blocks reserved past the end: %w", err)
+	}
+	w.reserved = w.size
+	return nil
+}
+
+const (
+	minReserve = 1 << 20
+	maxReserve = 32 << 20
+)

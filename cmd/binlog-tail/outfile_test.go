@@ -1,9 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -98,4 +104,111 @@ func TestOutputFileModeAndLock(t *testing.T) {
 	release, err = lockOutput(path)
 	require.NoError(t, err, "free again once released")
 	release()
+}
+
+// allocated is the disk space f's blocks take.
+func allocated(t *testing.T, f *os.File) int64 {
+	t.Helper()
+	var st syscall.Stat_t
+	require.NoError(t, syscall.Fstat(int(f.Fd()), &st))
+	return st.Blocks * 512
+}
+
+// TestReservingWriter: the output's blocks are reserved ahead of its
+// writes, in one run from where the file ended, each time as much as the
+// run wrote so far within 1 and 32 MiB (or the one write that needs
+// more); the file holds exactly what was written, bytes written to it
+// directly too (the simulated crash's half line); release gives back what
+// was reserved past the end. On Linux the reservations are real
+// (fallocate).
+func TestReservingWriter(t *testing.T) {
+	f, err := os.Create(filepath.Join(t.TempDir(), "out"))
+	require.NoError(t, err)
+	defer f.Close()
+	const earlier = "earlier run\n"
+	_, err = f.Write([]byte(earlier))
+	require.NoError(t, err)
+	want, size := sha256.New(), int64(len(earlier)) // what the file must hold
+	want.Write([]byte(earlier))
+
+	type call struct{ off, n, size, end int64 }
+	var calls []call
+	var w *reservingWriter
+	var p []byte // the write being made
+	real := runtime.GOOS == "linux"
+	w = newReservingWriter(f, size, func(f *os.File, off, n int64) error {
+		calls = append(calls, call{off, n, w.size, w.size + int64(len(p))})
+		err := reserveBlocks(f, off, n)
+		if errors.Is(err, errors.ErrUnsupported) {
+			real = false
+			return nil
+		}
+		return err
+	})
+	writes := []int{1000, 3 << 20, 10}
+	for range 72 << 4 { // 72 MiB: reservations of 32 MiB from 32 MiB on
+		writes = append(writes, 64<<10)
+	}
+	for i, n := range writes {
+		p = bytes.Repeat([]byte{byte('a' + i%26)}, n)
+		_, err := w.Write(p)
+		require.NoError(t, err)
+		want.Write(p)
+		size += int64(n)
+		if real {
+			assert.GreaterOrEqual(t, allocated(t, f), w.reserved, "write %d", i)
+		}
+	}
+	require.NotEmpty(t, calls)
+	next := int64(len(earlier))
+	for i, c := range calls {
+		assert.Equal(t, next, c.off, "reservation %d starts where the last one ended", i)
+		assert.GreaterOrEqual(t, c.off+c.n, c.end, "reservation %d covers the write that asked for it", i)
+		wrote := c.size - int64(len(earlier))
+		assert.Equal(t, max(min(max(wrote, minReserve), maxReserve), c.end-c.off), c.n, "reservation %d", i)
+		next = c.off + c.n
+	}
+	assert.Equal(t, int64(minReserve), calls[0].n)
+	assert.Equal(t, calls[1].end-calls[1].off, calls[1].n, "the 3 MiB write, more than the chunk, is reserved to its end")
+	assert.Equal(t, int64(maxReserve), calls[len(calls)-1].n, "at most 32 MiB at a time")
+
+	// The crash path writes half a line past the writer.
+	_, err = f.Write([]byte(`{"half`))
+	require.NoError(t, err)
+	want.Write([]byte(`{"half`))
+	size += int64(len(`{"half`))
+	require.NoError(t, w.release())
+	require.NoError(t, w.release(), "a second release has nothing to do")
+	got := sha256.New()
+	_, err = f.Seek(0, io.SeekStart)
+	require.NoError(t, err)
+	n, err := io.Copy(got, f)
+	require.NoError(t, err)
+	require.Equal(t, size, n)
+	require.Equal(t, want.Sum(nil), got.Sum(nil))
+	if real {
+		assert.Less(t, allocated(t, f), size+64<<10, "the blocks past the end are given back")
+	}
+}
+
+// TestReservingWriterFailure: a reservation that fails (a disk too full
+// for the next chunk) is not asked for again, and no write is lost.
+func TestReservingWriterFailure(t *testing.T) {
+	f, err := os.Create(filepath.Join(t.TempDir(), "out"))
+	require.NoError(t, err)
+	defer f.Close()
+	calls := 0
+	w := newReservingWriter(f, 0, func(*os.File, int64, int64) error { calls++; return syscall.ENOSPC })
+	var want []byte
+	for i := range 100 {
+		p := bytes.Repeat([]byte{byte('a' + i%26)}, 50<<10)
+		_, err := w.Write(p)
+		require.NoError(t, err)
+		want = append(want, p...)
+	}
+	require.NoError(t, w.release())
+	assert.Equal(t, 1, calls)
+	got, err := os.ReadFile(f.Name())
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(want, got))
 }

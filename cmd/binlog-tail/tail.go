@@ -68,6 +68,8 @@ type tailConfig struct {
 	flush          func(*os.File) error
 	writebackEvery int
 	flushEvery     int
+	// reserve replaces reserveBlocks when set (tests).
+	reserve func(f *os.File, off, n int64) error
 }
 
 var errCrashed = errors.New("simulated crash")
@@ -329,7 +331,8 @@ func tail(ctx context.Context, path string, cfg tailConfig) (res tailResult, err
 		f.Close()
 		return res, errors.New("no start position")
 	}
-	t := &tailer{cfg: cfg, target: cfg.Target, f: f, w: bufio.NewWriterSize(f, 64<<10)}
+	rw := newReservingWriter(f, rec.Size, cfg.reserve)
+	t := &tailer{cfg: cfg, target: cfg.Target, f: f, w: bufio.NewWriterSize(rw, 64<<10)}
 	defer func() {
 		if t.order != nil {
 			t.stopPipeline()
@@ -337,6 +340,9 @@ func tail(ctx context.Context, path string, cfg tailConfig) (res tailResult, err
 		t.mu.Lock()
 		ferr := t.w.Flush()
 		t.mu.Unlock()
+		if ferr == nil {
+			ferr = rw.release()
+		}
 		if ferr == nil {
 			ferr = f.Sync()
 		}

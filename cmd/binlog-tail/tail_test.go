@@ -185,12 +185,13 @@ func TestCompressedTransactionsToTheTarget(t *testing.T) {
 // TestWriteback: the writer asks for a writeback once every
 // writebackEvery bytes (not when one is still running), every
 // flushEvery-th of them a flush; the file is the same with or without
-// them; a writeback or flush that is not available is not asked for again
-// (the run succeeds: the fsync at the end does it all).
+// them; a writeback, flush or block reservation that is not available is
+// not asked for again (the run succeeds: the fsync at the end does it
+// all); the blocks reserved past the end are given back at the end.
 func TestWriteback(t *testing.T) {
 	want := reference(t)
 	for _, unsupported := range []bool{false, true} {
-		var starts, flushes atomic.Int32
+		var starts, flushes, reserves atomic.Int32
 		cfg := fakeConfig(t)
 		cfg.writebackEvery = 256
 		cfg.writeback = func(f *os.File) error {
@@ -207,6 +208,13 @@ func TestWriteback(t *testing.T) {
 			}
 			return flushData(f)
 		}
+		cfg.reserve = func(f *os.File, off, n int64) error {
+			reserves.Add(1)
+			if unsupported {
+				return fmt.Errorf("no fallocate here: %w", errors.ErrUnsupported)
+			}
+			return reserveBlocks(f, off, n)
+		}
 		path := filepath.Join(t.TempDir(), "out.jsonl")
 		res, err := tail(context.Background(), path, cfg)
 		require.NoError(t, err)
@@ -214,6 +222,10 @@ func TestWriteback(t *testing.T) {
 		got, err := os.ReadFile(path)
 		require.NoError(t, err)
 		require.Equal(t, string(want), string(got))
+		assert.Equal(t, int32(1), reserves.Load(), "one reservation covers the run (1 MiB), or it failed")
+		var st syscall.Stat_t
+		require.NoError(t, syscall.Stat(path, &st))
+		assert.Less(t, st.Blocks*512, int64(len(got))+64<<10, "no blocks past the end")
 		if unsupported {
 			// The first request starts the writes and fails, the second
 			// flushes and fails: neither is asked for again.

@@ -40,3 +40,19 @@ func control(f *os.File, do func(fd int) error) error {
 	}
 	return derr
 }
+
+// fallocKeepSize is FALLOC_FL_KEEP_SIZE: reserve the blocks, leave the
+// file's size as it is.
+const fallocKeepSize = 1
+
+// reserveBlocks reserves the disk blocks of f's bytes [off, off+n) without
+// changing its size (fallocate with FALLOC_FL_KEEP_SIZE). A file whose
+// file system cannot (EOPNOTSUPP) or that is not a regular file gives an
+// error that is errors.ErrUnsupported.
+func reserveBlocks(f *os.File, off, n int64) error {
+	err := control(f, func(fd int) error { return syscall.Fallocate(fd, fallocKeepSize, off, n) })
+	if errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENODEV) || errors.Is(err, syscall.ESPIPE) {
+		return fmt.Errorf("%w: fallocate: %w", errors.ErrUnsupported, err)
+	}
+	return err
+}

@@ -14,3 +14,7 @@ func startWriteback(*os.File) error { return errors.ErrUnsupported }
 // flushData is Linux's fdatasync in the background; elsewhere the fsync
 // at the end of the run does it all.
 func flushData(*os.File) error { return errors.ErrUnsupported }
+
+// reserveBlocks is Linux's fallocate that keeps the size; elsewhere the
+// writes allocate the blocks.
+func reserveBlocks(*os.File, int64, int64) error { return errors.ErrUnsupported }
