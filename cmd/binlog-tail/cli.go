@@ -391,10 +391,10 @@ func runTail(ctx context.Context, o options, stderr io.Writer) error {
 			Flavor:          info.Flavor,
 			HeartbeatPeriod: time.Second,
 			ReadTimeout:     10 * time.Second,
-			// Decoded events are ~5x their binlog size; 128 of them keep
-			// the decoder ahead of the listener without a large live heap
-			// (see gcPercent).
-			EventCacheCount: 128,
+			// Decoded events are ~5x their binlog size; 32 of them keep
+			// the decoders ahead of the listener while what they wrote is
+			// still in the CPU caches (see queuedEvents).
+			EventCacheCount: 32,
 			DecodeTable:     o.tableFilter(),
 			RecycleRows:     true, // the writer releases each event once written
 			Tune: func(c *replication.BinlogSyncerConfig) {
