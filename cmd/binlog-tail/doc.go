@@ -213,7 +213,7 @@
 //
 // # Durability
 //
-// Events are queued (at most 64) to goroutines that format their lines,
+// Events are queued (at most 16) to goroutines that format their lines,
 // and one writer appends the lines in binlog order through a 64 KiB buffer
 // that is flushed when full, every 200 ms (so the file trails an idle
 // stream by at most that), and on exit, when the queue is written out and
@@ -224,4 +224,10 @@
 // only. A flush that fails ends the run with its error (exit 1), as the
 // fsync on exit would. A kill loses at most the queued and buffered
 // lines, which the rerun writes again from the last line's token.
+//
+// Where the file system can (fallocate), the file's disk blocks are
+// reserved ahead of the writes, up to 32 MiB at a time, without changing
+// its size; what is left of them past the end is given back on exit. A
+// killed run leaves them reserved (du shows up to 32 MiB more than the
+// file's size) until a later run on the file exits.
 package main
