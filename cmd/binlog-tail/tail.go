@@ -346,10 +346,13 @@ func tail(ctx context.Context, path string, cfg tailConfig) (res tailResult, err
 		ferr := t.w.Flush()
 		t.mu.Unlock()
 		if ferr == nil {
-			ferr = rw.release()
-		}
-		if ferr == nil {
 			ferr = f.Sync()
+		}
+		// The blocks reserved past the end go back once the data is
+		// synced. Failing to give them back loses nothing (they stay
+		// reserved, as after a kill): a warning, not a failed run.
+		if rerr := rw.release(); rerr != nil && cfg.Logger != nil {
+			cfg.Logger.Warnf("%s: %v", path, rerr)
 		}
 		if cerr := f.Close(); ferr == nil {
 			ferr = cerr
