@@ -58,7 +58,7 @@ func init() {
 // go-mysql syncer reading every event, rows not decoded), the floor of
 // any client of the server. With
 // BINLOGSTREAM_TAIL_PROFILE=DIR binlog-tail writes a CPU profile per table
-// into DIR.
+// and run into DIR (make pgo merges them into cmd/binlog-tail/default.pgo).
 func BenchmarkRealTailMixes(b *testing.B) {
 	mariadb.Require(b)
 	for _, mix := range tailMixes {
@@ -88,14 +88,16 @@ func BenchmarkRealTailMixes(b *testing.B) {
 				ServerID: 504, Flavor: mysql.MariaDBFlavor, HeartbeatPeriod: time.Second}
 			start, target := binlogstream.Position{File: files[0], Offset: 4}, realTarget(b, s)
 			var tail, tool, dump, tailCPU, toolCPU time.Duration
+			runs := 0
 			for b.Loop() {
+				runs++
 				os.Remove(out)
 				args := []string{"--dsn", s.DSN(s.ReplUser()), "--out", out, "--start", "oldest", "--stop-at-current", "--quiet", "--server-id", "502"}
 				if mix.gtid {
 					args = append(args, "--gtid")
 				}
 				if p := os.Getenv("BINLOGSTREAM_TAIL_PROFILE"); p != "" {
-					args = append(args, "--cpuprofile", filepath.Join(p, mix.name+".pprof"))
+					args = append(args, "--cpuprofile", filepath.Join(p, fmt.Sprintf("%s-%d.pprof", mix.name, runs)))
 				}
 				t0 := time.Now()
 				cmd := exec.Command(bin, args...)
