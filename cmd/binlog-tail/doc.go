@@ -214,7 +214,7 @@
 // # Durability
 //
 // Events are queued (at most 16) to goroutines that format their lines,
-// and one writer appends the lines in binlog order through a 64 KiB buffer
+// and one writer appends the lines in binlog order through a 256 KiB buffer
 // that is flushed when full, every 200 ms (so the file trails an idle
 // stream by at most that), and on exit, when the queue is written out and
 // the file fsynced. On Linux, in the background while the stream goes

@@ -163,6 +163,14 @@ const (
 	// flushEvery: every flushEvery-th writeback request flushes the file's
 	// data to stable storage instead of starting its disk writes.
 	flushEvery = 2
+	// writeBuffer: the lines go to the file in writes of this size (and
+	// when the periodic flush finds some). On a VM where a system call
+	// costs several times what it does on bare metal, 256 KiB took the
+	// README table's median wall 0.382 -> 0.357 s (CPU 0.51 -> 0.49 CPU-s,
+	// 21 runs in rotating order) against 64 KiB; the 14-column table
+	// stayed at 0.71 s. Writing each event's lines past the buffer
+	// instead (no copy, a write per event) cost 20-25 ms more.
+	writeBuffer = 256 << 10
 )
 
 // formatters is how many goroutines turn events into lines.
@@ -337,7 +345,7 @@ func tail(ctx context.Context, path string, cfg tailConfig) (res tailResult, err
 		return res, errors.New("no start position")
 	}
 	rw := newReservingWriter(f, rec.Size, cfg.reserve)
-	t := &tailer{cfg: cfg, target: cfg.Target, f: f, w: bufio.NewWriterSize(rw, 64<<10)}
+	t := &tailer{cfg: cfg, target: cfg.Target, f: f, w: bufio.NewWriterSize(rw, writeBuffer)}
 	defer func() {
 		if t.order != nil {
 			t.stopPipeline()
