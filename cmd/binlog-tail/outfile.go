@@ -146,13 +146,14 @@ func newReservingWriter(f *os.File, size int64, reserve func(*os.File, int64, in
 // system without fallocate, a disk too full for the next chunk) only
 // stops the reserving: the writes report what matters.
 func (w *reservingWriter) Write(p []byte) (int, error) {
+	// While reserving, reserved is never behind size: it starts there and
+	// each reservation reaches past the write that asked for it.
 	if end := w.size + int64(len(p)); !w.off && end > w.reserved {
-		from := max(w.reserved, w.size)
-		n := max(min(max(w.size-w.start, minReserve), maxReserve), end-from)
-		if err := w.reserve(w.f, from, n); err != nil {
+		n := max(min(max(w.size-w.start, minReserve), maxReserve), end-w.reserved)
+		if err := w.reserve(w.f, w.reserved, n); err != nil {
 			w.off = true
 		} else {
-			w.reserved = from + n
+			w.reserved += n
 		}
 	}
 	n, err := w.f.Write(p)
