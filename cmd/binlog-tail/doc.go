@@ -230,4 +230,13 @@
 // its size; what is left of them past the end is given back on exit. A
 // killed run leaves them reserved (du shows up to 32 MiB more than the
 // file's size) until a later run on the file exits.
+//
+// # Memory
+//
+// On Linux, where the kernel gives transparent huge pages only to memory
+// that asks for them (mode madvise), binlog-tail asks for them for its
+// heap at start: it maps 64 MiB of heap without touching it and advises
+// it, so that the heap takes one page fault per 2 MiB it first uses
+// instead of 512. GODEBUG=disablethp=1 keeps it from asking. The garbage
+// collector runs at GOGC 200 unless GOGC is set.
 package main

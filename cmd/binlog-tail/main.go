@@ -16,6 +16,7 @@ import (
 const gcPercent = 200
 
 func main() {
+	adviseHugeHeapAtStart()
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(gcPercent)
 	}
