@@ -43,12 +43,13 @@ func adviseHugeHeapAtStart() {
 // fault maps (under always the heap gets huge pages anyway, under never
 // it cannot), and godebug (GODEBUG's value) does not set disablethp=1.
 func wantHugePages(mode, godebug string) bool {
+	disabled := false
 	for _, setting := range strings.Split(godebug, ",") {
-		if strings.TrimSpace(setting) == "disablethp=1" {
-			return false
+		if v, ok := strings.CutPrefix(strings.TrimSpace(setting), "disablethp="); ok {
+			disabled = v == "1" // the last setting wins, as in the runtime
 		}
 	}
-	return strings.Contains(mode, "[madvise]")
+	return !disabled && strings.Contains(mode, "[madvise]")
 }
 
 // adviseHugeHeap grows the Go heap by about n bytes without touching them

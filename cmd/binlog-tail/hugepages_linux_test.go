@@ -23,6 +23,8 @@ func TestWantHugePages(t *testing.T) {
 		{"always [madvise] never\n", "gctrace=1, disablethp=1", false},
 		{"always [madvise] never\n", "disablethp=0", true},
 		{"always [madvise] never\n", "madvdontneed=1", true},
+		{"always [madvise] never\n", "disablethp=1,disablethp=0", true},
+		{"always [madvise] never\n", "disablethp=0,disablethp=1", false},
 	} {
 		require.Equal(t, tc.want, wantHugePages(tc.mode, tc.godebug), "mode %q GODEBUG %q", tc.mode, tc.godebug)
 	}
