@@ -86,20 +86,26 @@ func (e *Event) ResumeAfterRows(n int) ResumePosition {
 	}
 	r := e.before
 	if r.IsGTID() {
-		// before counts the transaction's rows up to this event; the
-		// trimmed rows were delivered before the resume.
-		k := e.SkippedRows + n
-		r.Progress.Rows += uint32(k)
-		if e.fpRows == 0 || k < e.fpRows {
-			e.fpRows, e.fp = 0, r.Progress.Fingerprint
-		}
-		e.fp = addRows(e.fp, e.BinlogEvent, k-e.fpRows)
-		e.fpRows = k
-		r.Progress.Fingerprint = e.fp
+		r.Progress.Rows, r.Progress.Fingerprint = e.progressAfterRows(n)
 		return r
 	}
 	r.Rows += uint32(n)
 	return r
+}
+
+// progressAfterRows is the row count and fingerprint of
+// ResumeAfterRows(n) in GTID mode, for 0 <= n < RowChanges, without
+// copying the position.
+func (e *Event) progressAfterRows(n int) (rows uint32, fingerprint uint64) {
+	// before counts the transaction's rows up to this event; the trimmed
+	// rows were delivered before the resume.
+	k := e.SkippedRows + n
+	if e.fpRows == 0 || k < e.fpRows {
+		e.fpRows, e.fp = 0, e.before.Progress.Fingerprint
+	}
+	e.fp = addRows(e.fp, e.BinlogEvent, k-e.fpRows)
+	e.fpRows = k
+	return e.before.Progress.Rows + uint32(k), e.fp
 }
 
 // Listener receives events in binlog order. An error stops Run; the event

@@ -299,14 +299,14 @@ func (w *TokenWriter) AppendAfterRows(dst []byte, ev *Event, n int) []byte {
 	b := buf[:0]
 	if r.IsGTID() {
 		// The row count and the fingerprint change from row to row.
-		after := ev.ResumeAfterRows(n)
+		rows, fp := ev.progressAfterRows(n)
 		if w.text == nil || !w.rowsOf.sameGTIDHead(r) {
 			w.keepHead(r, r.appendGTIDHead(w.payload[:0]), r.appendGTIDMiddle(w.tail[:0]))
 		}
 		b = append(b, w.head...)
-		b = binary.AppendUvarint(b, uint64(after.Progress.Rows))
+		b = binary.AppendUvarint(b, uint64(rows))
 		b = append(b, w.tail...)
-		b = binary.LittleEndian.AppendUint64(b, after.Progress.Fingerprint)
+		b = binary.LittleEndian.AppendUint64(b, fp)
 	} else {
 		if w.text == nil || !w.rowsOf.samePayloadHead(r) {
 			w.keepHead(r, r.appendFileHead(w.payload[:0]), r.appendFileTail(w.tail[:0]))

@@ -104,25 +104,49 @@ func newTracker(from ResumePosition) *tracker {
 // "delete" (MariaDB's compressed rows events and MySQL's partial JSON
 // updates included); "" for every other event type.
 func RowKind(t replication.EventType) string {
-	switch t {
-	case replication.WRITE_ROWS_EVENTv0, replication.WRITE_ROWS_EVENTv1, replication.WRITE_ROWS_EVENTv2,
-		replication.MARIADB_WRITE_ROWS_COMPRESSED_EVENT_V1:
+	switch rowKinds[t] {
+	case kindInsert:
 		return "insert"
-	case replication.UPDATE_ROWS_EVENTv0, replication.UPDATE_ROWS_EVENTv1, replication.UPDATE_ROWS_EVENTv2,
-		replication.MARIADB_UPDATE_ROWS_COMPRESSED_EVENT_V1, replication.PARTIAL_UPDATE_ROWS_EVENT:
+	case kindUpdate:
 		return "update"
-	case replication.DELETE_ROWS_EVENTv0, replication.DELETE_ROWS_EVENTv1, replication.DELETE_ROWS_EVENTv2,
-		replication.MARIADB_DELETE_ROWS_COMPRESSED_EVENT_V1:
+	case kindDelete:
 		return "delete"
 	}
 	return ""
 }
 
-func isRowsEvent(t replication.EventType) bool { return RowKind(t) != "" }
+// What a rows event type does, as rowKinds holds it (kindNone: not a rows
+// event).
+const (
+	kindNone uint8 = iota
+	kindInsert
+	kindUpdate
+	kindDelete
+)
+
+// rowKinds is RowKind as a table: the event type is a byte, and row
+// counts and tokens ask it for every row.
+var rowKinds = func() (k [256]uint8) {
+	for _, t := range []replication.EventType{replication.WRITE_ROWS_EVENTv0, replication.WRITE_ROWS_EVENTv1,
+		replication.WRITE_ROWS_EVENTv2, replication.MARIADB_WRITE_ROWS_COMPRESSED_EVENT_V1} {
+		k[t] = kindInsert
+	}
+	for _, t := range []replication.EventType{replication.UPDATE_ROWS_EVENTv0, replication.UPDATE_ROWS_EVENTv1,
+		replication.UPDATE_ROWS_EVENTv2, replication.MARIADB_UPDATE_ROWS_COMPRESSED_EVENT_V1, replication.PARTIAL_UPDATE_ROWS_EVENT} {
+		k[t] = kindUpdate
+	}
+	for _, t := range []replication.EventType{replication.DELETE_ROWS_EVENTv0, replication.DELETE_ROWS_EVENTv1,
+		replication.DELETE_ROWS_EVENTv2, replication.MARIADB_DELETE_ROWS_COMPRESSED_EVENT_V1} {
+		k[t] = kindDelete
+	}
+	return k
+}()
+
+func isRowsEvent(t replication.EventType) bool { return rowKinds[t] != kindNone }
 
 // rowsPerChange is 2 for update events (before and after image), else 1.
 func rowsPerChange(t replication.EventType) int {
-	if RowKind(t) == "update" {
+	if rowKinds[t] == kindUpdate {
 		return 2
 	}
 	return 1
@@ -132,10 +156,16 @@ func rowsPerChange(t replication.EventType) int {
 // (an update's before and after image count as one change).
 func RowChanges(ev *replication.BinlogEvent) int {
 	re, ok := ev.Event.(*replication.RowsEvent)
-	if !ok || ev.Header == nil || !isRowsEvent(ev.Header.EventType) {
+	if !ok || ev.Header == nil {
 		return 0
 	}
-	return len(re.Rows) / rowsPerChange(ev.Header.EventType)
+	switch rowKinds[ev.Header.EventType] {
+	case kindNone:
+		return 0
+	case kindUpdate:
+		return len(re.Rows) / 2
+	}
+	return len(re.Rows)
 }
 
 func positionError(format string, args ...any) error {

@@ -60,10 +60,10 @@ func fingerprintMore[T string | []byte](h uint64, text T) uint64 {
 // rowKind is 'i', 'u' or 'd' for a rows event type, the fingerprint's
 // byte for a row change (persisted in tokens: it must not change).
 func rowKind(t replication.EventType) byte {
-	switch RowKind(t) {
-	case "insert":
+	switch rowKinds[t] {
+	case kindInsert:
 		return 'i'
-	case "delete":
+	case kindDelete:
 		return 'd'
 	}
 	return 'u'
