@@ -94,8 +94,8 @@ func (e *Event) ResumeAfterRows(n int) ResumePosition {
 }
 
 // progressAfterRows is the row count and fingerprint of
-// ResumeAfterRows(n) in GTID mode, for 0 <= n < RowChanges, without
-// copying the position.
+// ResumeAfterRows(n) in GTID mode, for the n below RowChanges it passes,
+// without copying the position.
 func (e *Event) progressAfterRows(n int) (rows uint32, fingerprint uint64) {
 	// before counts the transaction's rows up to this event; the trimmed
 	// rows were delivered before the resume.

@@ -239,3 +239,41 @@ func TestListedColumns(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, uint64(77), v, "a position given as text")
 }
+
+// TestRowKinds: every one of the 256 event types has the kind the
+// replication protocol gives it (MariaDB's compressed rows events and
+// MySQL's partial JSON updates included, the v0 types too), and the row
+// counts, the fingerprint's byte and the rows-event test agree with it.
+func TestRowKinds(t *testing.T) {
+	want := map[replication.EventType]string{
+		replication.WRITE_ROWS_EVENTv0: "insert", replication.WRITE_ROWS_EVENTv1: "insert",
+		replication.WRITE_ROWS_EVENTv2: "insert", replication.MARIADB_WRITE_ROWS_COMPRESSED_EVENT_V1: "insert",
+		replication.UPDATE_ROWS_EVENTv0: "update", replication.UPDATE_ROWS_EVENTv1: "update",
+		replication.UPDATE_ROWS_EVENTv2: "update", replication.MARIADB_UPDATE_ROWS_COMPRESSED_EVENT_V1: "update",
+		replication.PARTIAL_UPDATE_ROWS_EVENT: "update",
+		replication.DELETE_ROWS_EVENTv0:       "delete", replication.DELETE_ROWS_EVENTv1: "delete",
+		replication.DELETE_ROWS_EVENTv2: "delete", replication.MARIADB_DELETE_ROWS_COMPRESSED_EVENT_V1: "delete",
+	}
+	rows := make([][]any, 6)
+	for i := range 256 {
+		et := replication.EventType(i)
+		kind := want[et]
+		require.Equal(t, kind, RowKind(et), "%s", et)
+		require.Equal(t, kind != "", isRowsEvent(et), "%s", et)
+		ev := &replication.BinlogEvent{Header: &replication.EventHeader{EventType: et}, Event: &replication.RowsEvent{Rows: rows}}
+		switch kind {
+		case "":
+			require.Zero(t, RowChanges(ev), "%s", et)
+		case "update":
+			require.Equal(t, 2, rowsPerChange(et), "%s", et)
+			require.Equal(t, 3, RowChanges(ev), "%s", et)
+			require.Equal(t, byte('u'), rowKind(et), "%s", et)
+		default:
+			require.Equal(t, 1, rowsPerChange(et), "%s", et)
+			require.Equal(t, 6, RowChanges(ev), "%s", et)
+			require.Equal(t, kind[0], rowKind(et), "%s", et)
+		}
+	}
+	require.Zero(t, RowChanges(&replication.BinlogEvent{Header: &replication.EventHeader{EventType: replication.WRITE_ROWS_EVENTv2},
+		Event: &replication.QueryEvent{}}))
+}
