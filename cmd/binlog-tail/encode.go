@@ -72,6 +72,7 @@ func appendRowImages(b []byte, tbl *binlogstream.Table, tf *tableFormat, before,
 type tableFormat struct {
 	keys [][]byte
 	enc  []colEncoding
+	mask []uint64 // encUnsigned: the column's width, as a mask of its bits
 }
 
 // colEncoding says how a column's values are written.
@@ -94,14 +95,31 @@ const (
 	// encDatetime: DATETIME and TIMESTAMP, whose text go-mysql's decoding
 	// gives with the column's fractional digits already (checked by length).
 	encDatetime
+	// encUnsigned: an UNSIGNED integer column; a signed value (decoded
+	// without signedness metadata) is the same bits at the column's width.
+	encUnsigned
+	// encTime: TIME, whose text has the column's fractional digits when it
+	// ends in a dot and FSP digits (or, with FSP 0, holds no dot).
+	encTime
+	// encDate: DATE, a string as it is.
+	encDate
+	// encYear: YEAR, an integer as it is.
+	encYear
+	// encEnum: ENUM with its members known: an index into them.
+	encEnum
 )
+
+// unsignedMasks are the bits of each integer type (Table.Value's reading
+// of a signed value at the column's width).
+var unsignedMasks = map[string]uint64{"tinyint": 0xFF, "smallint": 0xFFFF, "mediumint": 0xFFFFFF, "int": 0xFFFFFFFF, "bigint": ^uint64(0)}
 
 // newTableFormat is tbl's tableFormat; nil when its columns are unknown.
 func newTableFormat(tbl *binlogstream.Table) *tableFormat {
 	if !tbl.Known() {
 		return nil
 	}
-	tf := &tableFormat{keys: make([][]byte, len(tbl.Columns)), enc: make([]colEncoding, len(tbl.Columns))}
+	tf := &tableFormat{keys: make([][]byte, len(tbl.Columns)), enc: make([]colEncoding, len(tbl.Columns)),
+		mask: make([]uint64, len(tbl.Columns))}
 	var all []byte
 	ends := make([]int, len(tbl.Columns))
 	for i, c := range tbl.Columns {
@@ -121,6 +139,16 @@ func newTableFormat(tbl *binlogstream.Table) *tableFormat {
 			tf.enc[i] = encLatin1
 		case c.DataType == "datetime" || c.DataType == "timestamp":
 			tf.enc[i] = encDatetime
+		case isIntegerType(c.DataType):
+			tf.enc[i], tf.mask[i] = encUnsigned, unsignedMasks[c.DataType]
+		case c.DataType == "time":
+			tf.enc[i] = encTime
+		case c.DataType == "date":
+			tf.enc[i] = encDate
+		case c.DataType == "year":
+			tf.enc[i] = encYear
+		case c.DataType == "enum" && c.Elems != nil:
+			tf.enc[i] = encEnum
 		}
 	}
 	from := 0
@@ -173,8 +201,52 @@ func (tf *tableFormat) appendColumn(b []byte, tbl *binlogstream.Table, i int, v 
 		case float32:
 			return appendFloat(b, float64(x), 32)
 		}
+	case encUnsigned:
+		switch x := v.(type) {
+		case int64:
+			return digits.AppendUint(b, uint64(x)&tf.mask[i])
+		case uint64:
+			return digits.AppendUint(b, x)
+		}
+	case encTime:
+		if x, ok := v.(string); ok && hasFraction(x, tbl.Columns[i].FSP) {
+			return appendString(b, x)
+		}
+	case encDate:
+		if x, ok := v.(string); ok {
+			return appendString(b, x)
+		}
+	case encYear:
+		if x, ok := v.(int64); ok {
+			return appendInt(b, x)
+		}
+	case encEnum:
+		if x, ok := v.(int64); ok {
+			elems := tbl.Columns[i].Elems
+			if x <= 0 || x > int64(len(elems)) {
+				return append(b, `""`...)
+			}
+			return appendString(b, elems[x-1])
+		}
 	}
 	return appendColumn(b, tbl, i, v)
+}
+
+// hasFraction reports whether a temporal text has exactly fsp fractional
+// digits: none and no dot for 0, else a dot and fsp digits at its end.
+func hasFraction(s string, fsp int) bool {
+	if fsp == 0 {
+		return strings.IndexByte(s, '.') < 0
+	}
+	if len(s) <= fsp || s[len(s)-fsp-1] != '.' {
+		return false
+	}
+	for i := len(s) - fsp; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // appendTableLine appends the line of a Table_map: the table the rows after
