@@ -73,6 +73,7 @@ type tableFormat struct {
 	keys [][]byte
 	enc  []colEncoding
 	mask []uint64 // encUnsigned: the column's width, as a mask of its bits
+	set  []byte   // encSet: where a value's members are joined
 }
 
 // colEncoding says how a column's values are written.
@@ -107,6 +108,12 @@ const (
 	encYear
 	// encEnum: ENUM with its members known: an index into them.
 	encEnum
+	// encSet: SET with its members known: a bit per member.
+	encSet
+	// encBit: BIT, the value's bits as an unsigned integer.
+	encBit
+	// encJSON: JSON, its text as a string.
+	encJSON
 )
 
 // unsignedMasks are the bits of each integer type (Table.Value's reading
@@ -149,6 +156,12 @@ func newTableFormat(tbl *binlogstream.Table) *tableFormat {
 			tf.enc[i] = encYear
 		case c.DataType == "enum" && c.Elems != nil:
 			tf.enc[i] = encEnum
+		case c.DataType == "set" && c.Elems != nil:
+			tf.enc[i] = encSet
+		case c.DataType == "bit":
+			tf.enc[i] = encBit
+		case c.DataType == "json":
+			tf.enc[i] = encJSON
 		}
 	}
 	from := 0
@@ -227,6 +240,30 @@ func (tf *tableFormat) appendColumn(b []byte, tbl *binlogstream.Table, i int, v 
 				return append(b, `""`...)
 			}
 			return appendString(b, elems[x-1])
+		}
+	case encSet:
+		if x, ok := v.(int64); ok {
+			tf.set = tf.set[:0]
+			for k, m := range tbl.Columns[i].Elems {
+				if uint64(x)&(1<<uint(k)) != 0 {
+					if len(tf.set) > 0 {
+						tf.set = append(tf.set, ',')
+					}
+					tf.set = append(tf.set, m...)
+				}
+			}
+			return appendBytes(b, tf.set)
+		}
+	case encBit:
+		if x, ok := v.(int64); ok {
+			return digits.AppendUint(b, uint64(x))
+		}
+	case encJSON:
+		switch x := v.(type) {
+		case []byte:
+			return appendBytes(b, x)
+		case string:
+			return appendString(b, x)
 		}
 	}
 	return appendColumn(b, tbl, i, v)

@@ -299,7 +299,8 @@ func TestTableFormatMatchesAppendColumn(t *testing.T) {
 		{DataType: "datetime"}, {DataType: "datetime", FSP: 3}, {DataType: "timestamp", FSP: 6},
 		{DataType: "time"}, {DataType: "time", FSP: 1}, {DataType: "time", FSP: 3}, {DataType: "time", FSP: 6},
 		{DataType: "date"}, {DataType: "year"},
-		{DataType: "enum", Elems: []string{"new", "open", "closed"}}, {DataType: "enum"}, {DataType: "set", Elems: []string{"x", "y"}},
+		{DataType: "enum", Elems: []string{"new", "open", "closed"}}, {DataType: "enum"},
+		{DataType: "set", Elems: []string{"x", "y", "w\"q", "ü"}}, {DataType: "set"}, {DataType: "bit"}, {DataType: "json"},
 	}
 	for i := range cols {
 		cols[i].Name = fmt.Sprintf("c%d", i)
@@ -314,7 +315,8 @@ func TestTableFormatMatchesAppendColumn(t *testing.T) {
 		float64(0.1), float64(-1e300), float32(1.5), float32(-0.333),
 		"", "abc", "caf\xe9", "12:34:56", "-838:59:59", "12:34:56.5", "12:34:56.500", "12:34:56.123456", "12:34:56.1234567",
 		"12:34:56.", "12:34:56.12a", "1.5:00", "2024-01-02", "2024-01-02 03:04:05", "2024-01-02 03:04:05.123",
-		"2024-01-02 03:04:05.123456", "0000-00-00", []byte("bytes"), []byte{0xff, 0},
+		"2024-01-02 03:04:05.123456", "0000-00-00", []byte("bytes"), []byte{0xff, 0}, int64(15), int64(-2), int64(6),
+		`{"a": [1, "\u00e9"]}`, []byte(`{"k": "v\n"}`), []byte("\xff"),
 	}
 	for i, c := range cols {
 		for _, v := range values {
