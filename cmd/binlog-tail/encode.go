@@ -73,7 +73,7 @@ type tableFormat struct {
 	keys [][]byte
 	enc  []colEncoding
 	mask []uint64 // encUnsigned: the column's width, as a mask of its bits
-	set  []byte   // encSet: where a value's members are joined
+	set  []byte   // encSet: where a value's members are joined (a job's tableFormat is its formatter's alone)
 }
 
 // colEncoding says how a column's values are written.
