@@ -151,7 +151,7 @@ func (t *Table) Value(i int, raw any) any {
 		return decodeText(raw, c.Charset)
 	case "enum":
 		if c.Elems == nil {
-			break
+			return members(raw)
 		}
 		if n, ok := asInt64(raw); ok {
 			if n <= 0 || n > int64(len(c.Elems)) {
@@ -161,7 +161,7 @@ func (t *Table) Value(i int, raw any) any {
 		}
 	case "set":
 		if c.Elems == nil {
-			break
+			return members(raw)
 		}
 		if n, ok := asInt64(raw); ok {
 			var b strings.Builder
@@ -214,6 +214,15 @@ func (t *Table) Value(i int, raw any) any {
 		return n
 	case uint8, uint16, uint32, uint:
 		n, _ := asInt64(v)
+		return uint64(n)
+	}
+	return raw
+}
+
+// members is an ENUM's index or a SET's bitmask when the members are not
+// known: uint64, as a bitmask of 64 members does not fit an int64.
+func members(raw any) any {
+	if n, ok := asInt64(raw); ok {
 		return uint64(n)
 	}
 	return raw

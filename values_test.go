@@ -28,6 +28,8 @@ func TestValueConversions(t *testing.T) {
 		{Name: "i4", DataType: "inet4"},
 		{Name: "g", DataType: "point"},
 		{Name: "x", DataType: "weird"},
+		{Name: "enx", DataType: "enum"},
+		{Name: "stx", DataType: "set"},
 	}}
 	col := func(name string) int { return tbl.Column(name) }
 	cases := []struct {
@@ -67,6 +69,11 @@ func TestValueConversions(t *testing.T) {
 		{"g", []byte{0xE6, 0x10, 0, 0, 1, 1, 0, 0, 0}, Geometry{SRID: 4326, WKB: []byte{1, 1, 0, 0, 0}}},
 		{"x", int32(7), int64(7)},
 		{"i", nil, nil},
+		// Members unknown: the index and the bitmask, as uint64.
+		{"enx", int64(2), uint64(2)},
+		{"stx", int64(5), uint64(5)},
+		{"stx", int64(-9223372036854775808), uint64(9223372036854775808)},
+		{"stx", "odd", "odd"},
 	}
 	for _, c := range cases {
 		assert.Equal(t, c.want, tbl.Value(col(c.col), c.raw), "%s %#v", c.col, c.raw)
