@@ -45,7 +45,7 @@ func BenchmarkHost(b *testing.B) {
 	b.Run("page-fault", func(b *testing.B) { fault(b, 0) })
 	// Transparent huge pages where the kernel gives them on request (the
 	// Go runtime does not ask for them for its heap).
-	b.Run("page-fault-hugepage", func(b *testing.B) { fault(b, 14 /* MADV_HUGEPAGE */) })
+	b.Run("page-fault-hugepage", func(b *testing.B) { fault(b, syscall.MADV_HUGEPAGE) })
 	b.Run("syscall", func(b *testing.B) {
 		n := 0
 		for b.Loop() {
