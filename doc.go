@@ -100,9 +100,12 @@
 //   - nothing: Source SchemaUnknown, no names, Table.Unknown says why, and
 //     the columns carry what the Table_map does (types, nullability, and
 //     signedness and charsets under MINIMAL). Values stay positional.
-//     This is the case for a DDL statement the parser cannot read (MariaDB
-//     types such as UUID or INET6 in a CREATE, system versioning, ...):
-//     its tables become unknown rather than stale.
+//     This is the case for a DDL statement the parser cannot read (system
+//     versioning, COMPRESSED columns, ...): its tables become unknown
+//     rather than stale. Column types and attributes the TiDB parser does
+//     not know but that leave the columns as written (MariaDB's UUID,
+//     INET6 and INET4, the spatial types, INVISIBLE, IGNORED indexes) are
+//     read.
 //
 // Every Table_map is checked against the history: column count, each
 // column's type code and the metadata its declared type fixes (DECIMAL

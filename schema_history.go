@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser"
@@ -151,7 +152,7 @@ func parseDDL(sql string) (stmts []ast.StmtNode, err error) {
 	text := sql
 	if m := createOrReplaceRE.FindStringIndex(text); m != nil {
 		text = text[:m[0]] + "CREATE TABLE" + text[m[1]:]
-		stmts, _, err = parser.New().ParseSQL(text)
+		stmts, err = parseRewriting(text)
 		if err != nil {
 			return nil, err
 		}
@@ -164,8 +165,128 @@ func parseDDL(sql string) (stmts []ast.StmtNode, err error) {
 		}
 		return stmts, nil
 	}
-	stmts, _, err = parser.New().ParseSQL(text)
-	return stmts, err
+	return parseRewriting(text)
+}
+
+// parseRewriting parses text with the TiDB parser. Where the parser
+// stops at a word of MariaDB's (or MySQL 8's) column syntax it does not
+// know, the word is rewritten into what it reads with the same columns,
+// and the parse tried again (see rewriteAtError); the error is the last
+// parse's.
+func parseRewriting(text string) ([]ast.StmtNode, error) {
+	for range maxRewrites {
+		stmts, _, err := parser.New().ParseSQL(text)
+		if err == nil {
+			return stmts, nil
+		}
+		next, ok := rewriteAtError(text, err)
+		if !ok {
+			return nil, err
+		}
+		text = next
+	}
+	return nil, fmt.Errorf("more than %d words of column syntax the schema parser does not know", maxRewrites)
+}
+
+const maxRewrites = 256
+
+// columnTypeMark begins the only member of the ENUM that stands for a
+// column type the TiDB parser does not know (MariaDB's UUID, INET6 and
+// INET4; the spatial types); columnFromDef reads the type back from it.
+const columnTypeMark = "\x1fbinlogstream-type:"
+
+// unknownColumnTypes are the column types the TiDB parser does not know,
+// as information_schema names them.
+var unknownColumnTypes = map[string]bool{
+	"uuid": true, "inet6": true, "inet4": true,
+	"geometry": true, "point": true, "linestring": true, "polygon": true,
+	"multipoint": true, "multilinestring": true, "multipolygon": true, "geometrycollection": true,
+}
+
+// rewriteAtError rewrites the word a TiDB parse error stopped at, when it
+// is column syntax that leaves the columns as they are written:
+//   - a type in unknownColumnTypes (GEOMCOLLECTION is GEOMETRYCOLLECTION),
+//     not followed by "(" (UUID() is a function), becomes an ENUM whose
+//     only member carries its name (columnTypeMark);
+//   - INVISIBLE (a column hidden from SELECT *, still in every row
+//     image), IGNORED or NOT IGNORED (an index the optimizer skips) and
+//     the SPATIAL of SPATIAL INDEX or KEY go;
+//   - a spatial column's SRID n (MySQL) or REF_SYSTEM_ID[=]n (MariaDB) goes.
+//
+// Anything else (WITH SYSTEM VERSIONING, whose hidden columns the row
+// images hold; COMPRESSED, which the binlog writes as other types) is
+// left to fail. The error gives where the parser stopped: its "near"
+// text is the statement from there on (its length, when cut).
+func rewriteAtError(text string, err error) (string, bool) {
+	off, ok := parseErrorOffset(text, err.Error())
+	if !ok {
+		return "", false
+	}
+	word := leadingWord(text[off:])
+	rest := text[off+len(word):]
+	switch w := strings.ToLower(word); {
+	case w == "geomcollection" || unknownColumnTypes[w]:
+		if strings.HasPrefix(strings.TrimLeft(rest, " \t\r\n"), "(") {
+			return "", false
+		}
+		if w == "geomcollection" {
+			w = "geometrycollection"
+		}
+		return text[:off] + "ENUM('" + columnTypeMark + w + "')" + rest, true
+	case w == "invisible" || w == "ignored":
+		return text[:off] + rest, true
+	case w == "spatial":
+		if k := strings.ToLower(leadingWord(strings.TrimLeft(rest, " \t\r\n"))); k == "index" || k == "key" {
+			return text[:off] + rest, true
+		}
+	case w == "not":
+		if after := strings.TrimLeft(rest, " \t\r\n"); strings.EqualFold(leadingWord(after), "ignored") {
+			return text[:off] + after[len("ignored"):], true
+		}
+	case w == "srid" || w == "ref_system_id":
+		after := strings.TrimLeft(rest, " \t\r\n")
+		if w == "ref_system_id" {
+			after = strings.TrimLeft(strings.TrimPrefix(after, "="), " \t\r\n")
+		}
+		n := len(after) - len(strings.TrimLeft(after, "0123456789"))
+		if n > 0 {
+			return text[:off] + after[n:], true
+		}
+	}
+	return "", false
+}
+
+// parseErrorOffset is where in text the TiDB parser stopped, from its
+// error: `line L column C near "REST" ` with REST the text from there on,
+// or its first 2048 bytes followed by "(total length N)".
+func parseErrorOffset(text, msg string) (int, bool) {
+	const near = ` near "`
+	i := strings.Index(msg, near)
+	if i < 0 {
+		return 0, false
+	}
+	tail := msg[i+len(near):]
+	if j := strings.LastIndex(tail, "(total length "); j >= 0 {
+		n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(tail[j+len("(total length "):]), ")"))
+		if err != nil || n > len(text) || n < 2048 || !strings.HasPrefix(tail, text[len(text)-n:][:2048]) {
+			return 0, false
+		}
+		return len(text) - n, true
+	}
+	rest, ok := strings.CutSuffix(tail, `" `)
+	if !ok || !strings.HasSuffix(text, rest) {
+		return 0, false
+	}
+	return len(text) - len(rest), true
+}
+
+// leadingWord is the unquoted identifier or keyword s begins with.
+func leadingWord(s string) string {
+	n := 0
+	for n < len(s) && isIdentByte(s[n]) {
+		n++
+	}
+	return s[:n]
 }
 
 var createOrReplaceRE = regexp.MustCompile(`(?i)^\s*CREATE\s+OR\s+REPLACE\s+TABLE`)
@@ -419,6 +540,11 @@ func columnFromDef(cd *ast.ColumnDef, tableCharset string) (Column, bool) {
 		c.DataType = "geometry"
 	case pmysql.TypeEnum:
 		c.DataType, c.Elems = "enum", ft.GetElems()
+		if len(c.Elems) == 1 && strings.HasPrefix(c.Elems[0], columnTypeMark) { // see rewriteAtError
+			c.DataType, c.Elems = strings.TrimPrefix(c.Elems[0], columnTypeMark), nil
+			c.Type = formatType(&c)
+			return c, pk
+		}
 	case pmysql.TypeSet:
 		c.DataType, c.Elems = "set", ft.GetElems()
 	case pmysql.TypeString:

@@ -1,8 +1,13 @@
 package binlogstream
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/pingcap/tidb/pkg/parser"
+	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/stretchr/testify/require"
 )
@@ -75,12 +80,76 @@ func TestSchemaHistoryDDL(t *testing.T) {
 	require.Equal(t, "q varchar(5) utf16", cols(h, "app", "c"))
 
 	// MariaDB-only syntax the parser rejects: the table becomes unknown, never stale
-	applyAll(t, h, "app", "ALTER TABLE c ADD COLUMN u UUID")
+	applyAll(t, h, "app", "ALTER TABLE c ADD COLUMN u BLOB COMPRESSED")
 	require.Contains(t, cols(h, "app", "c"), "unknown: a DDL statement the schema parser cannot read")
 
 	applyAll(t, h, "", "DROP DATABASE l1")
 	require.Equal(t, "<none>", cols(h, "l1", "u"))
 	require.Equal(t, "<none>", cols(h, "l1", "moved"))
+}
+
+// TestSchemaHistoryColumnSyntax: column types and attributes of MariaDB
+// (and MySQL 8) that the TiDB parser does not know are read with the
+// columns as written (rewriteAtError); what would change the columns
+// (system versioning's hidden columns, COMPRESSED) still leaves the table
+// unknown.
+func TestSchemaHistoryColumnSyntax(t *testing.T) {
+	long := strings.Repeat("x", 3000)
+	for _, c := range []struct{ sql, want string }{
+		{"CREATE TABLE t (id INT PRIMARY KEY, u UUID NOT NULL DEFAULT UUID(), i6 INET6 DEFAULT '::', i4 inet4)",
+			"id int, u uuid, i6 inet6, i4 inet4 pk(id)"},
+		{"CREATE TABLE t (uuid UUID, `inet6` INET6, point POINT)", "uuid uuid, inet6 inet6, point point"},
+		{"CREATE TABLE t (g GEOMETRY NOT NULL, p POINT REF_SYSTEM_ID=4326, q POINT SRID 4326, l LINESTRING, y POLYGON, " +
+			"mp MULTIPOINT, ml MULTILINESTRING, my MULTIPOLYGON, gc GEOMETRYCOLLECTION, gc2 GEOMCOLLECTION, SPATIAL INDEX (g))",
+			"g geometry, p point, q point, l linestring, y polygon, mp multipoint, ml multilinestring, my multipolygon, " +
+				"gc geometrycollection, gc2 geometrycollection"},
+		{"CREATE TABLE t (id INT, h INT INVISIBLE, v VARCHAR(3) INVISIBLE, KEY (h) IGNORED, KEY (v) NOT IGNORED)",
+			"id int, h int, v varchar(3) utf8mb4"},
+		{"CREATE TABLE t (a INT, c VARCHAR(10) COMMENT '" + long + "', u UUID)", "a int, c varchar(10) utf8mb4, u uuid"},
+		{"CREATE TABLE t (a INT COMMENT '" + long + "', d INT INVISIBLE)", "a int, d int"},
+		{"CREATE TABLE t (a INT) WITH SYSTEM VERSIONING", "unknown"},
+		{"CREATE TABLE t (a BLOB COMPRESSED, u UUID)", "unknown"},
+		{"CREATE TABLE t (a INT, u UUID(16))", "unknown"},
+		{"CREATE TABLE t (a INT, b POINT SRID)", "unknown"},
+		{"CREATE TABLE t (a NOT INT)", "unknown"},
+	} {
+		h := newSchemaHistory()
+		h.serverCharset = "utf8mb4"
+		applyAll(t, h, "d", c.sql)
+		got := cols(h, "d", "t")
+		if c.want == "unknown" {
+			require.Contains(t, got, "unknown: a DDL statement the schema parser cannot read", c.sql)
+			continue
+		}
+		require.Equal(t, c.want, got, c.sql)
+	}
+
+	h := newSchemaHistory()
+	h.serverCharset = "utf8mb4"
+	applyAll(t, h, "d", "CREATE TABLE t (id INT)",
+		"ALTER TABLE t ADD COLUMN u UUID AFTER id, ADD COLUMN g POINT, ADD COLUMN x INT INVISIBLE FIRST",
+		"ALTER TABLE t MODIFY u INET6, CHANGE g g2 GEOMETRY NOT NULL",
+		"CREATE OR REPLACE TABLE r (i4 INET4, n INT INVISIBLE)")
+	require.Equal(t, "x int, id int, u inet6, g2 geometry", cols(h, "d", "t"))
+	require.Equal(t, "i4 inet4, n int", cols(h, "d", "r"))
+}
+
+// TestParseErrorOffset: where the parser stopped, from its error, in a
+// statement short enough to be quoted whole and in one it cuts.
+func TestParseErrorOffset(t *testing.T) {
+	for _, sql := range []string{
+		"CREATE TABLE t (a INT, u UUID)",
+		"CREATE TABLE t (a INT COMMENT '" + strings.Repeat("\"q\" ", 1000) + "', u UUID, b INT)",
+		"CREATE TABLE t (a INT, u UUID, b INT COMMENT '" + strings.Repeat("y", 5000) + "')",
+	} {
+		_, err := parseDDLOnce(sql)
+		require.Error(t, err)
+		off, ok := parseErrorOffset(sql, err.Error())
+		require.True(t, ok, "%.300s", err)
+		require.True(t, strings.HasPrefix(sql[off:], "UUID"), sql[off:min(off+20, len(sql))])
+	}
+	_, ok := parseErrorOffset("CREATE TABLE t (a INT, u UUID)", `line 1 column 30 near "UUID, b INT)" `)
+	require.False(t, ok, "a near text that is not the statement's end")
 }
 
 func TestSchemaHistoryContradiction(t *testing.T) {
@@ -126,4 +195,103 @@ func TestSchemaHistoryConvertAndTemporary(t *testing.T) {
 	require.Equal(t, "a text utf8mb4, b mediumtext utf8mb4, c longtext utf8mb4, d longtext utf8mb4, v varchar(10) utf8mb4, x blob", cols(h, "d", "t"))
 	applyAll(t, h, "d", "DROP TEMPORARY TABLE IF EXISTS t")
 	require.Contains(t, cols(h, "d", "t"), "a text", "a temporary table's drop leaves the real one")
+}
+
+// parseDDLOnce is the TiDB parser alone, without rewriteAtError.
+func parseDDLOnce(sql string) ([]ast.StmtNode, error) {
+	stmts, _, err := parser.New().ParseSQL(sql)
+	return stmts, err
+}
+
+// columnSyntaxCase builds a CREATE TABLE from choices: columns whose
+// names include the words rewriteAtError acts on, of types the TiDB
+// parser knows and does not, with attributes and indexes it does and does
+// not know, and comments that hold those words; and the "name type" list
+// the history must read from it.
+func columnSyntaxCase(choose func(n int) int) (sql, want string) {
+	names := []string{"a", "point", "uuid", "invisible", "ignored", "srid", "spatial", "not_", "ref_system_id", "geometry", "inet6"}
+	types := []struct{ decl, typ string }{
+		{"INT", "int"}, {"VARCHAR(10)", "varchar(10)"}, {"DECIMAL(5,2)", "decimal(5,2)"}, {"UUID", "uuid"},
+		{"INET6", "inet6"}, {"inet4", "inet4"}, {"POINT", "point"}, {"GEOMETRY", "geometry"}, {"LineString", "linestring"},
+		{"POLYGON", "polygon"}, {"MULTIPOINT", "multipoint"}, {"MULTILINESTRING", "multilinestring"},
+		{"MULTIPOLYGON", "multipolygon"}, {"GEOMETRYCOLLECTION", "geometrycollection"}, {"GEOMCOLLECTION", "geometrycollection"},
+	}
+	comments := []string{"uuid", "point INVISIBLE", "it''s a POINT", "IGNORED, SPATIAL INDEX", `a "UUID" \\ INET6`}
+	var defs, got []string
+	used := map[string]bool{}
+	n := 1 + choose(6)
+	for i := 0; i < n; i++ {
+		name := names[choose(len(names))]
+		if used[name] {
+			name = fmt.Sprintf("%s%d", name, i)
+		}
+		used[name] = true
+		tp := types[choose(len(types))]
+		def := name
+		if choose(3) == 0 || strings.HasPrefix(name, "spatial") { // SPATIAL is a reserved word
+			def = "`" + name + "`"
+		}
+		def += " " + tp.decl
+		spatial := unknownColumnTypes[tp.typ] && !strings.HasPrefix(tp.typ, "inet") && tp.typ != "uuid"
+		if spatial && choose(3) == 0 {
+			def += []string{" REF_SYSTEM_ID=4326", " REF_SYSTEM_ID = 0", " SRID 4326"}[choose(3)]
+		}
+		if choose(3) == 0 {
+			def += " NOT NULL"
+		}
+		if choose(3) == 0 {
+			def += " INVISIBLE"
+		}
+		if choose(3) == 0 {
+			def += " COMMENT '" + comments[choose(len(comments))] + "'"
+		}
+		defs = append(defs, def)
+		got = append(got, name+" "+tp.typ)
+		if tp.typ == "varchar(10)" {
+			got[len(got)-1] += " utf8mb4"
+		}
+		switch choose(4) {
+		case 0:
+			defs = append(defs, "KEY (`"+name+"`)"+[]string{"", " IGNORED", " NOT IGNORED"}[choose(3)])
+		case 1:
+			if spatial {
+				defs = append(defs, "SPATIAL "+[]string{"INDEX", "KEY"}[choose(2)]+" (`"+name+"`)")
+			}
+		}
+	}
+	return "CREATE TABLE t (" + strings.Join(defs, ", ") + ")", strings.Join(got, ", ")
+}
+
+// TestSchemaColumnSyntaxGenerated: 3000 generated CREATE TABLEs, each
+// read with its columns as written.
+func TestSchemaColumnSyntaxGenerated(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 3000 {
+		checkColumnSyntax(t, func(n int) int { return r.IntN(n) })
+	}
+}
+
+func FuzzSchemaColumnSyntax(f *testing.F) {
+	f.Add([]byte{3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9})
+	f.Add([]byte{0, 6, 6, 0, 0, 0, 2, 1, 1, 3, 14, 2, 2, 0, 1, 1})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkColumnSyntax(t, func(n int) int {
+			if len(data) == 0 {
+				return 0
+			}
+			c := int(data[0]) % n
+			data = data[1:]
+			return c
+		})
+	})
+}
+
+func checkColumnSyntax(t *testing.T, choose func(n int) int) {
+	t.Helper()
+	sql, want := columnSyntaxCase(choose)
+	h := newSchemaHistory()
+	h.serverCharset = "utf8mb4"
+	_, err := h.apply("d", sql)
+	require.NoError(t, err, sql)
+	require.Equal(t, want, cols(h, "d", "t"), sql)
 }

@@ -101,8 +101,7 @@ func setMembers(n int) string {
 	return strings.Join(m, ",")
 }
 
-// Exotic are MariaDB's own types, which the DDL parser cannot read:
-// known from a snapshot.
+// Exotic are MariaDB's own types (UUID, INET6, INET4) and GEOMETRY.
 var Exotic = []Col{
 	{"u", "UUID", []string{"'123e4567-e89b-12d3-a456-426614174000'", "'00000000-0000-0000-0000-000000000000'", "'ffffffff-ffff-ffff-ffff-ffffffffffff'"}, "%s", "text"},
 	{"i6", "INET6", []string{"'::ffff:10.0.0.1'", "'::1'", "'2001:db8::8a2e:370:7334'"}, "%s", "text"},
