@@ -142,3 +142,7 @@ func ListEvents(ctx context.Context, src *SyncerSource, from, to Position, page,
 	}
 	return out, nil
 }
+
+// CollationName is collationName for a flavor: a collation id's charset
+// and collation names.
+func CollationName(flavor string, id uint64) (cs, coll string) { return collationNameFor(flavor, id) }

@@ -135,7 +135,7 @@ func hasNames(tm *replication.TableMapEvent) bool {
 // positionalColumns describes the columns from what any Table_map carries:
 // types, metadata, nullability, and (MINIMAL, FULL) signedness, charsets,
 // ENUM/SET members, the primary key.
-func positionalColumns(tm *replication.TableMapEvent) []Column {
+func positionalColumns(tm *replication.TableMapEvent, flavor string) []Column {
 	cols := make([]Column, tm.ColumnCount)
 	unsigned := tm.UnsignedMap()
 	colls := tm.CollationMap()
@@ -155,7 +155,7 @@ func positionalColumns(tm *replication.TableMapEvent) []Column {
 		_, c.Nullable = tm.Nullable(i)
 		c.Unsigned = unsigned[i] && c.BinlogType != mysql.MYSQL_TYPE_YEAR // the server flags YEAR unsigned
 		if id, ok := colls[i]; ok {
-			c.Charset, c.Collation = collationName(id)
+			c.Charset, c.Collation = collationNameFor(flavor, id)
 		}
 		if e, ok := enums[i]; ok {
 			c.Elems = e
@@ -181,7 +181,21 @@ func isGeometryType(dt string) bool {
 	return false
 }
 
-// collationName maps a collation id to its charset and collation names.
+// collationNameFor maps a collation id of a server of flavor to its
+// charset and collation names (utf8mb3 for utf8, as the servers name it
+// now), or "" and "#ID" when the id is unknown.
+func collationNameFor(flavor string, id uint64) (cs, coll string) {
+	if flavor == mysql.MariaDBFlavor {
+		if cs, coll, ok := mariadbCollation(id); ok {
+			return cs, coll
+		}
+		return "", "#" + strconv.FormatUint(id, 10)
+	}
+	return collationName(id)
+}
+
+// collationName maps a collation id to its charset and collation names as
+// MySQL numbers them (the TiDB parser's table), utf8 named utf8mb3.
 func collationName(id uint64) (cs, coll string) {
 	if id == 63 {
 		return "binary", "binary"
@@ -190,8 +204,86 @@ func collationName(id uint64) (cs, coll string) {
 	if err != nil {
 		return "", "#" + strconv.FormatUint(id, 10)
 	}
-	return c.CharsetName, c.Name
+	return normCharset(c.CharsetName), normCollation(c.Name)
 }
+
+// mariadbCollation is a MariaDB collation id's charset and collation:
+// below 512 MySQL's ids, but for the five Unicode Croatian ones MariaDB
+// renamed;
+// from 576 a block of 32 ids per Unicode charset; from 1024 the NO PAD
+// twin of the collation 1024 below; from 2048 the UCA 14.0.0 collations,
+// 256 ids per Unicode charset, 8 per tailoring (accent and case
+// sensitivity, PAD or NO PAD). Checked against a server's full list by
+// TestIntegrationCollationIDs.
+func mariadbCollation(id uint64) (cs, coll string, ok bool) {
+	unicode := func(block uint64) (string, bool) {
+		if block >= uint64(len(mariadbUnicodeCharsets)) {
+			return "", false
+		}
+		return mariadbUnicodeCharsets[block], true
+	}
+	switch {
+	case id >= 2048:
+		b := (id - 2048) / 256
+		if b >= uint64(len(uca1400Charsets)) {
+			return "", "", false
+		}
+		cs := uca1400Charsets[b]
+		t := id % 256 / 8
+		if t >= uint64(len(uca1400Tailorings)) || uca1400Tailorings[t] == "-" {
+			return "", "", false
+		}
+		coll := cs + "_uca1400_"
+		if uca1400Tailorings[t] != "" {
+			coll += uca1400Tailorings[t] + "_"
+		}
+		return cs, coll + uca1400Variants[id%8], true
+	case id >= 1024:
+		cs, pad, ok := mariadbCollation(id - 1024)
+		if !ok || cs == "binary" || strings.Contains(pad, "nopad") {
+			return "", "", false
+		}
+		if strings.HasSuffix(pad, "_bin") {
+			return cs, cs + "_nopad_bin", true
+		}
+		i := strings.LastIndexByte(pad, '_')
+		return cs, pad[:i+1] + "nopad_" + pad[i+1:], true
+	case id >= 576:
+		cs, ok := unicode((id - 576) / 32)
+		if !ok || (id-576)%32 >= uint64(len(mariadbUnicodeExtra)) {
+			return "", "", false
+		}
+		return cs, cs + "_" + mariadbUnicodeExtra[(id-576)%32], true
+	case id >= 512:
+		return "", "", false
+	}
+	cs, coll = collationName(id)
+	if cs == "" {
+		return "", "", false
+	}
+	switch id {
+	case 122, 149, 181, 213, 245: // MySQL 5.6.1's Unicode Croatian: MariaDB's "croatian_ci" is from 576 up
+		coll = strings.TrimSuffix(coll, "_ci") + "_mysql561_ci"
+	}
+	return cs, coll, true
+}
+
+// mariadbUnicodeCharsets are the charsets of MariaDB's blocks of 32
+// Unicode collation ids from 576, in order (utf16le has none);
+// uca1400Charsets those of the blocks of 256 from 2048.
+var (
+	mariadbUnicodeCharsets = []string{"utf8mb3", "utf8mb4", "ucs2", "utf16", "utf16le", "utf32"}
+	uca1400Charsets        = []string{"utf8mb3", "utf8mb4", "ucs2", "utf16", "utf32"}
+)
+
+var (
+	mariadbUnicodeExtra = []string{"croatian_ci", "myanmar_ci", "thai_520_w2"}
+	// uca1400Tailorings by number; "-" is a number MariaDB leaves unused.
+	uca1400Tailorings = []string{"", "icelandic", "latvian", "romanian", "slovenian", "polish", "estonian",
+		"spanish", "swedish", "turkish", "czech", "danish", "lithuanian", "slovak", "spanish2", "roman",
+		"persian", "esperanto", "hungarian", "sinhala", "german2", "-", "-", "vietnamese", "croatian"}
+	uca1400Variants = [8]string{"ai_ci", "ai_cs", "as_ci", "as_cs", "nopad_ai_ci", "nopad_ai_cs", "nopad_as_ci", "nopad_as_cs"}
+)
 
 // tableFromFullMap builds the exact Table of a FULL-metadata Table_map.
 // The declared type is what the binlog tells: its code, metadata and
@@ -199,7 +291,7 @@ func collationName(id uint64) (cs, coll string) {
 // width, which is known from the collation).
 func tableFromFullMap(tm *replication.TableMapEvent, flavor string) *Table {
 	t := &Table{Schema: string(tm.Schema), Name: string(tm.Table), Source: SchemaFromBinlog}
-	t.Columns = positionalColumns(tm)
+	t.Columns = positionalColumns(tm, flavor)
 	for i := range t.Columns {
 		c := &t.Columns[i]
 		c.Name = string(tm.ColumnName[i])

@@ -47,12 +47,12 @@ func (e *SchemaMismatchError) Unwrap() error { return ErrSchemaMismatch }
 // declared types from the history, codes and nullability from the map,
 // and signedness and charsets from the map where it logs them
 // (binlog_row_metadata=MINIMAL), which must then agree with the history.
-func merge(k tableKey, h *histTable, tm *replication.TableMapEvent) (*Table, string) {
+func merge(k tableKey, h *histTable, tm *replication.TableMapEvent, flavor string) (*Table, string) {
 	if int(tm.ColumnCount) != len(h.cols) {
 		return nil, fmt.Sprintf("the binlog has %d columns, the schema history %d (%s)", tm.ColumnCount, len(h.cols), columnList(h.cols))
 	}
 	t := &Table{Schema: k.schema, Name: k.name, Source: SchemaFromHistory}
-	t.Columns = positionalColumns(tm)
+	t.Columns = positionalColumns(tm, flavor)
 	for i := range t.Columns {
 		c, hc := &t.Columns[i], &h.cols[i]
 		if diff := checkColumn(hc, c.BinlogType, c.BinlogMeta); diff != "" {

@@ -44,6 +44,9 @@ type schemaHistory struct {
 	dbs           map[string]string
 	serverCharset string
 	version       uint64 // bumped by the tracker on every change
+	// collationAliases, while apply applies a statement, give the real
+	// name of each collation the parse read under a stand-in's.
+	collationAliases map[string]string
 }
 
 func newSchemaHistory() *schemaHistory {
@@ -109,7 +112,9 @@ type ddlChange struct {
 // history (ALTER of a column that is not there) is an error, since the
 // history is then not the server's.
 func (h *schemaHistory) apply(db, sql string) (ddlChange, error) {
-	stmts, err := parseDDL(sql)
+	stmts, aliases, err := parseDDL(sql)
+	h.collationAliases = aliases
+	defer func() { h.collationAliases = nil }()
 	if err != nil {
 		keys := ddlTargets(db, sql)
 		for _, k := range keys {
@@ -143,18 +148,18 @@ func truncateSQL(s string) string {
 // parseDDL parses with the TiDB parser (go-mysql's own dependency),
 // turning its panics (on some inputs) into errors. MariaDB's
 // CREATE OR REPLACE TABLE is read as DROP + CREATE.
-func parseDDL(sql string) (stmts []ast.StmtNode, err error) {
+func parseDDL(sql string) (stmts []ast.StmtNode, aliases map[string]string, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			stmts, err = nil, fmt.Errorf("parser panic: %v", r)
+			stmts, aliases, err = nil, nil, fmt.Errorf("parser panic: %v", r)
 		}
 	}()
 	text := sql
 	if m := createOrReplaceRE.FindStringIndex(text); m != nil {
 		text = text[:m[0]] + "CREATE TABLE" + text[m[1]:]
-		stmts, err = parseRewriting(text)
+		stmts, aliases, err = parseRewriting(text)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, st := range stmts {
 			if ct, ok := st.(*ast.CreateTableStmt); ok {
@@ -163,7 +168,7 @@ func parseDDL(sql string) (stmts []ast.StmtNode, err error) {
 				break
 			}
 		}
-		return stmts, nil
+		return stmts, aliases, nil
 	}
 	return parseRewriting(text)
 }
@@ -171,21 +176,94 @@ func parseDDL(sql string) (stmts []ast.StmtNode, err error) {
 // parseRewriting parses text with the TiDB parser. Where the parser
 // stops at a word of MariaDB's (or MySQL 8's) column syntax it does not
 // know, the word is rewritten into what it reads with the same columns,
-// and the parse tried again (see rewriteAtError); the error is the last
-// parse's.
-func parseRewriting(text string) ([]ast.StmtNode, error) {
+// and the parse tried again (see rewriteAtError); where it stops at a
+// collation it does not know, the collation is renamed (see
+// renameCollation), aliases giving the real name of each stand-in. The
+// error is the last parse's.
+func parseRewriting(text string) (stmts []ast.StmtNode, aliases map[string]string, err error) {
 	for range maxRewrites {
-		stmts, _, err := parser.New().ParseSQL(text)
+		stmts, _, err = parser.New().ParseSQL(text)
 		if err == nil {
-			return stmts, nil
+			return stmts, aliases, nil
+		}
+		if next, standIn, real, ok := renameCollation(text, err); ok {
+			if aliases == nil {
+				aliases = map[string]string{}
+			}
+			aliases[standIn], text = real, next
+			continue
 		}
 		next, ok := rewriteAtError(text, err)
 		if !ok {
-			return nil, err
+			return nil, nil, err
 		}
 		text = next
 	}
-	return nil, fmt.Errorf("more than %d words of column syntax the schema parser does not know", maxRewrites)
+	return nil, nil, fmt.Errorf("more than %d words of column syntax the schema parser does not know", maxRewrites)
+}
+
+// renameCollation renames the collation a TiDB parse error says it does
+// not know (MariaDB's utf8mb4_uca1400_ai_ci, latin1_swedish_nopad_ci, ...)
+// wherever the text names it after COLLATE, to a stand-in: a collation of
+// the same character set that the parser knows and the text does not
+// name. The character set is the name's first part, as MariaDB's and
+// MySQL's collation names go.
+func renameCollation(text string, err error) (next, standIn, real string, ok bool) {
+	const unknown = "Unknown collation: '"
+	msg := err.Error()
+	i := strings.Index(msg, unknown)
+	if i < 0 {
+		return "", "", "", false
+	}
+	real, _, _ = strings.Cut(msg[i+len(unknown):], "'")
+	real = strings.ToLower(real)
+	cs, _, found := strings.Cut(real, "_")
+	if !found || real != leadingWord(real) {
+		return "", "", "", false
+	}
+	if cs == "utf8mb3" {
+		cs = "utf8" // the TiDB parser's name
+	}
+	lower := strings.ToLower(text)
+	for _, c := range []string{"_bin", "_general_ci", "_unicode_ci", "_unicode_520_ci", "_0900_ai_ci", "_0900_bin"} {
+		if _, err := charset.GetCollationByName(cs + c); err == nil && !strings.Contains(lower, cs+c) {
+			standIn = cs + c
+			break
+		}
+	}
+	if standIn == "" {
+		return "", "", "", false
+	}
+	var b strings.Builder
+	last := 0
+	for at := 0; ; {
+		j := strings.Index(lower[at:], real)
+		if j < 0 {
+			break
+		}
+		j += at
+		at = j + len(real)
+		if j > 0 && isIdentByte(lower[j-1]) || at < len(lower) && isIdentByte(lower[at]) || !afterCollate(lower[:j]) {
+			continue
+		}
+		b.WriteString(text[last:j])
+		b.WriteString(standIn)
+		last = at
+	}
+	if last == 0 {
+		return "", "", "", false
+	}
+	b.WriteString(text[last:])
+	return b.String(), normCollation(standIn), normCollation(real), true
+}
+
+// afterCollate reports whether s (lower case) ends with COLLATE, an
+// optional "=" and an optional opening quote.
+func afterCollate(s string) bool {
+	s = strings.TrimRight(s, " \t\r\n")
+	s = strings.TrimRight(strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(s, "'"), `"`), "`"), " \t\r\n")
+	s = strings.TrimRight(strings.TrimSuffix(s, "="), " \t\r\n")
+	return strings.HasSuffix(s, "collate") && (len(s) == len("collate") || !isIdentByte(s[len(s)-len("collate")-1]))
 }
 
 const maxRewrites = 256
@@ -456,7 +534,7 @@ func (h *schemaHistory) defaultCharset(k tableKey, opts []*ast.TableOption) stri
 func (h *schemaHistory) createTable(k tableKey, s *ast.CreateTableStmt) (*histTable, error) {
 	t := &histTable{charset: h.defaultCharset(k, s.Options)}
 	for _, cd := range s.Cols {
-		c, pk := columnFromDef(cd, t.charset)
+		c, pk := h.column(cd, t.charset)
 		if pk {
 			t.pk = []string{c.Name}
 		}
@@ -486,6 +564,16 @@ func constraintColumns(con *ast.Constraint) []string {
 // columnFromDef turns a parsed column definition into a Column (declared
 // type and charset; the Table_map supplies the rest) and says whether it
 // is declared PRIMARY KEY.
+// column is columnFromDef with the real name of a collation the parse
+// read under a stand-in's (renameCollation).
+func (h *schemaHistory) column(cd *ast.ColumnDef, tableCharset string) (Column, bool) {
+	c, pk := columnFromDef(cd, tableCharset)
+	if real, ok := h.collationAliases[c.Collation]; ok {
+		c.Collation = real
+	}
+	return c, pk
+}
+
 func columnFromDef(cd *ast.ColumnDef, tableCharset string) (Column, bool) {
 	ft := cd.Tp
 	c := Column{Name: cd.Name.Name.O, Unsigned: pmysql.HasUnsignedFlag(ft.GetFlag())}
@@ -642,7 +730,7 @@ func (h *schemaHistory) alterTable(db string, s *ast.AlterTableStmt, ch *ddlChan
 		switch sp.Tp {
 		case ast.AlterTableAddColumns:
 			for i, cd := range sp.NewColumns {
-				c, pk := columnFromDef(cd, t.charset)
+				c, pk := h.column(cd, t.charset)
 				if t.find(c.Name) >= 0 {
 					if sp.IfNotExists {
 						continue
@@ -682,7 +770,7 @@ func (h *schemaHistory) alterTable(db string, s *ast.AlterTableStmt, ch *ddlChan
 				}
 				return fmt.Errorf("%s %s: %s has no such column", alterVerb(sp.Tp), oldName, k)
 			}
-			c, pk := columnFromDef(sp.NewColumns[0], t.charset)
+			c, pk := h.column(sp.NewColumns[0], t.charset)
 			t.cols = append(t.cols[:i:i], t.cols[i+1:]...)
 			pos := sp.Position
 			if pos == nil || pos.Tp == ast.ColumnPositionNone {

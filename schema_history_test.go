@@ -134,6 +134,43 @@ func TestSchemaHistoryColumnSyntax(t *testing.T) {
 	require.Equal(t, "i4 inet4, n int", cols(h, "d", "r"))
 }
 
+// TestSchemaHistoryUnknownCollations: collations the TiDB parser does
+// not know (MariaDB's NO PAD and UCA 14.0.0 ones) are read under a
+// stand-in of the same charset and keep their real names; a column named
+// like one keeps its name.
+func TestSchemaHistoryUnknownCollations(t *testing.T) {
+	h := newSchemaHistory()
+	h.serverCharset = "utf8mb4"
+	applyAll(t, h, "d",
+		"CREATE TABLE t (`utf8mb4_nopad_bin` INT, a VARCHAR(10) COLLATE utf8mb4_uca1400_ai_ci, "+
+			"b TEXT CHARACTER SET latin1 COLLATE 'LATIN1_SWEDISH_NOPAD_CI', c CHAR(2), d VARCHAR(3) COLLATE utf8mb4_bin, "+
+			"e VARCHAR(4) COLLATE utf8mb3_uca1400_as_cs, f VARCHAR(5) COLLATE utf8mb4_nopad_bin COMMENT 'utf8mb4_nopad_bin') "+
+			"DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_uca1400_ai_ci",
+		"ALTER TABLE t ADD COLUMN g TINYTEXT COLLATE cp1251_general_nopad_ci",
+		"CREATE TABLE u (x VARCHAR(2)) COLLATE utf8mb4_uca1400_swedish_ai_ci")
+	require.Equal(t, "utf8mb4_nopad_bin int, a varchar(10) utf8mb4, b text latin1, c char(2) utf8mb4, d varchar(3) utf8mb4, "+
+		"e varchar(4) utf8mb3, f varchar(5) utf8mb4, g tinytext cp1251", cols(h, "d", "t"))
+	colls := map[string]string{}
+	for _, c := range h.tables[tableKey{"d", "t"}].cols {
+		colls[c.Name] = c.Collation
+	}
+	delete(colls, "c") // no COLLATE: the history's guess, not this test's
+	require.Equal(t, map[string]string{"utf8mb4_nopad_bin": "", "a": "utf8mb4_uca1400_ai_ci", "b": "latin1_swedish_nopad_ci",
+		"d": "utf8mb4_bin", "e": "utf8mb3_uca1400_as_cs", "f": "utf8mb4_nopad_bin", "g": "cp1251_general_nopad_ci"}, colls)
+	require.Equal(t, "x varchar(2) utf8mb4", cols(h, "d", "u"))
+
+	for _, sql := range []string{
+		"CREATE TABLE v (a VARCHAR(2) COLLATE nosuchcharset_nopad_ci)",
+		"CREATE TABLE v (a VARCHAR(2) COLLATE utf8mb4_nosuch_ci)", // no stand-in left: the text names them all
+	} {
+		if strings.Contains(sql, "nosuch_ci") {
+			sql = strings.TrimSuffix(sql, ")") + " COMMENT 'utf8mb4_bin utf8mb4_general_ci utf8mb4_unicode_ci utf8mb4_unicode_520_ci utf8mb4_0900_ai_ci utf8mb4_0900_bin')"
+		}
+		applyAll(t, h, "d", sql)
+		require.Contains(t, cols(h, "d", "v"), "unknown: a DDL statement the schema parser cannot read", sql)
+	}
+}
+
 // TestParseErrorOffset: where the parser stopped, from its error, in a
 // statement short enough to be quoted whole and in one it cuts.
 func TestParseErrorOffset(t *testing.T) {

@@ -395,9 +395,10 @@ func TestIntegrationSchemaTypes(t *testing.T) {
 			"INSERT INTO snap (i, id, js) VALUES (1, 1, '{}')", "INSERT INTO live (i, id, js) VALUES (1, 1, '[]')",
 			"INSERT INTO ex VALUES (UUID(), '::1', '10.0.0.1', POINT(1,2), POINT(3,4), 1)",
 			// Column syntax the TiDB parser does not know (rewriteAtError).
-			"CREATE TABLE ex2 (u UUID, n INT, i6 INET6, i4 INET4 INVISIBLE, g POINT REF_SYSTEM_ID=4326 NOT NULL, SPATIAL INDEX (g), KEY (n) IGNORED)",
+			"CREATE TABLE ex2 (u UUID, n INT, i6 INET6, i4 INET4 INVISIBLE, g POINT REF_SYSTEM_ID=4326 NOT NULL, SPATIAL INDEX (g), KEY (n) IGNORED, "+
+				"c1 VARCHAR(10) COLLATE utf8mb4_uca1400_ai_ci, c2 CHAR(3) CHARACTER SET latin1 COLLATE latin1_swedish_nopad_ci)",
 			"ALTER TABLE ex2 ADD COLUMN gc GEOMETRYCOLLECTION AFTER u, ADD COLUMN ln LINESTRING INVISIBLE",
-			"INSERT INTO ex2 (u, gc, n, i6, i4, g, ln) VALUES (UUID(), GEOMETRYCOLLECTION(POINT(1,1)), 2, '::2', '10.0.0.2', POINT(5,6), LINESTRING(POINT(0,0), POINT(1,1)))")
+			"INSERT INTO ex2 (u, gc, n, i6, i4, g, ln, c1, c2) VALUES (UUID(), GEOMETRYCOLLECTION(POINT(1,1)), 2, '::2', '10.0.0.2', POINT(5,6), LINESTRING(POINT(0,0), POINT(1,1)), 'é', 'x')")
 		target := masterPos(t, s)
 		src := itSource(t, s)
 		store := binlogstream.NewFileSchemaStore(filepath.Join(t.TempDir(), "h"))
@@ -599,5 +600,26 @@ func TestIntegrationSchemaScanFromInsideATransaction(t *testing.T) {
 			require.NoError(t, got.err)
 			assert.Equal(t, whole.rows[7:], got.rows)
 		})
+	}
+}
+
+// TestIntegrationCollationIDs: every collation id the server lists (its
+// full list, UCA 14.0.0 and NO PAD ones included) maps to the charset and
+// collation it names, as a MINIMAL or FULL Table_map gives them.
+func TestIntegrationCollationIDs(t *testing.T) {
+	mariadb.Require(t)
+	t.Parallel()
+	s := mariadb.Start(t, mariadb.Options{})
+	rows := s.Query(t, "SELECT ID, FULL_COLLATION_NAME, CHARACTER_SET_NAME FROM information_schema.COLLATION_CHARACTER_SET_APPLICABILITY")
+	require.Greater(t, len(rows), 1000)
+	for _, r := range rows {
+		id, err := strconv.ParseUint(r[0], 10, 64)
+		require.NoError(t, err)
+		cs, coll := binlogstream.CollationName("mariadb", id)
+		assert.Equal(t, [2]string{r[2], r[1]}, [2]string{cs, coll}, "collation id %d", id)
+	}
+	for _, id := range []uint64{512, 575, 579, 2048 + 21*8, 2048 + 5*256, 1<<16 - 1} {
+		cs, coll := binlogstream.CollationName("mariadb", id)
+		assert.Equal(t, [2]string{"", "#" + strconv.FormatUint(id, 10)}, [2]string{cs, coll}, "collation id %d is none of MariaDB's", id)
 	}
 }

@@ -260,7 +260,7 @@ func (st *schemaTracker) observe(be *replication.BinlogEvent, d *decision) (*Tab
 		}
 		st.hist.version++
 		if id := serverCollation(e.StatusVars); id != 0 {
-			if cs, _ := collationName(id); cs != "" && cs[0] != '#' {
+			if cs, _ := collationNameFor(st.flavor, id); cs != "" {
 				rec.ServerCharset = normCharset(cs)
 			}
 		}
@@ -322,11 +322,11 @@ func (st *schemaTracker) resolve(tm *replication.TableMapEvent, raw []byte, d *d
 		refineFromHistory(t, h)
 	case h != nil:
 		var diff string
-		if t, diff = merge(k, h, tm); diff != "" {
+		if t, diff = merge(k, h, tm, st.flavor); diff != "" {
 			return nil, &SchemaMismatchError{Table: k.String(), Position: d.start, GTID: d.gtid, Diff: diff}
 		}
 	default:
-		t = &Table{Schema: k.schema, Name: k.name, Columns: positionalColumns(tm), Unknown: st.unknownReason(k)}
+		t = &Table{Schema: k.schema, Name: k.name, Columns: positionalColumns(tm, st.flavor), Unknown: st.unknownReason(k)}
 		for i := range t.Columns {
 			typeFromBinlog(&t.Columns[i], st.flavor)
 			if t.Columns[i].Charset == "" && isTextType(t.Columns[i].DataType) {
@@ -369,13 +369,20 @@ func refineFromHistory(t *Table, h *histTable) {
 	}
 }
 
-// formatDescription notes the dump's checksum length.
+// formatDescription notes the dump's checksum length, and the flavor of
+// the server that wrote the binlog where the stream's position does not
+// say it (file mode): its collation ids are that flavor's.
 func (st *schemaTracker) formatDescription(be *replication.BinlogEvent) {
 	st.crc = -1
 	if fde, ok := be.Event.(*replication.FormatDescriptionEvent); ok {
 		st.crc = 0
 		if fde.ChecksumAlgorithm == replication.BINLOG_CHECKSUM_ALG_CRC32 {
 			st.crc = 4
+		}
+		if strings.Contains(string(fde.ServerVersion), "MariaDB") {
+			st.flavor = mysql.MariaDBFlavor
+		} else if st.flavor == "" {
+			st.flavor = mysql.MySQLFlavor
 		}
 	}
 }

@@ -57,6 +57,10 @@ var Columns = []Col{
 	{"v32", "VARCHAR(10) CHARACTER SET utf32", []string{"'x漢'", "''", "'😀'"}, "HEX(CONVERT(%s USING utf8mb4))", "utf8hex"},
 	{"ucs", "VARCHAR(5) CHARACTER SET ucs2", []string{"'é'", "'AB'", "''"}, "HEX(CONVERT(%s USING utf8mb4))", "utf8hex"},
 	{"cp", "VARCHAR(5) CHARACTER SET cp1251", []string{"'Ж'", "'a'", "''"}, "HEX(CONVERT(%s USING utf8mb4))", "utf8hex"},
+	// MariaDB's own collation ids (NO PAD, UCA 14.0.0), which MINIMAL and
+	// FULL row metadata give instead of the charset.
+	{"lnp", "VARCHAR(5) CHARACTER SET latin1 COLLATE latin1_swedish_nopad_ci", []string{"'é'", "'ÿx'", "''"}, "HEX(CONVERT(%s USING utf8mb4))", "utf8hex"},
+	{"u16u", "VARCHAR(5) CHARACTER SET utf16 COLLATE utf16_uca1400_ai_ci", []string{"'漢é'", "'😀'", "'a'"}, "HEX(CONVERT(%s USING utf8mb4))", "utf8hex"},
 	{"tx", "TEXT", []string{"'hello'", "''", "REPEAT('z', 300)"}, "HEX(CONVERT(%s USING utf8mb4))", "utf8hex"},
 	{"bn", "BINARY(8)", []string{"'ab'", "x'00'", "x'FFFFFFFFFFFFFFFF'"}, "HEX(%s)", "hex"},
 	{"vb", "VARBINARY(20)", []string{"x'FF00'", "''", "x'00'"}, "HEX(%s)", "hex"},
