@@ -102,10 +102,12 @@
 //     signedness and charsets under MINIMAL). Values stay positional.
 //     This is the case for a DDL statement the parser cannot read (system
 //     versioning, COMPRESSED columns, ...): its tables become unknown
-//     rather than stale. Column types and attributes the TiDB parser does
-//     not know but that leave the columns as written (MariaDB's UUID,
-//     INET6 and INET4, the spatial types, INVISIBLE, IGNORED indexes) are
-//     read.
+//     rather than stale. MariaDB and MySQL 8 syntax the TiDB parser does
+//     not know but that leaves the columns as written is read: UUID,
+//     INET6 and INET4, the spatial types, INVISIBLE, PERSISTENT, IGNORED
+//     indexes, DEFAULT (expression), ALTER ONLINE, WAIT and NOWAIT,
+//     ALTER TABLE IF EXISTS, ALGORITHM=NOCOPY, ENCRYPTED, and collations
+//     the parser lacks (NO PAD, UCA 14.0.0).
 //
 // Every Table_map is checked against the history: column count, each
 // column's type code and the metadata its declared type fixes (DECIMAL

@@ -281,58 +281,155 @@ var unknownColumnTypes = map[string]bool{
 	"multipoint": true, "multilinestring": true, "multipolygon": true, "geometrycollection": true,
 }
 
-// rewriteAtError rewrites the word a TiDB parse error stopped at, when it
-// is column syntax that leaves the columns as they are written:
+// rewriteAtError rewrites what a TiDB parse error stopped at, when it is
+// MariaDB (or MySQL 8) syntax that leaves the columns as written:
 //   - a type in unknownColumnTypes (GEOMCOLLECTION is GEOMETRYCOLLECTION),
 //     not followed by "(" (UUID() is a function), becomes an ENUM whose
 //     only member carries its name (columnTypeMark);
-//   - INVISIBLE (a column hidden from SELECT *, still in every row
-//     image), IGNORED or NOT IGNORED (an index the optimizer skips) and
-//     the SPATIAL of SPATIAL INDEX or KEY go;
-//   - a spatial column's SRID n (MySQL) or REF_SYSTEM_ID[=]n (MariaDB) goes.
+//   - PERSISTENT (a stored generated column) becomes STORED;
+//   - words that change no column go: INVISIBLE (a column hidden from
+//     SELECT *, still in every row image), IGNORED and NOT IGNORED (an
+//     index the optimizer skips), the SPATIAL of SPATIAL INDEX or KEY, a
+//     spatial column's SRID n (MySQL) or REF_SYSTEM_ID[=]n (MariaDB),
+//     ALTER ONLINE's ONLINE, WAIT n and NOWAIT, IF EXISTS and IF NOT
+//     EXISTS where the parser does not take them (ALTER TABLE IF EXISTS:
+//     an ALTER of a table the history does not hold leaves it unknown
+//     either way), ENCRYPTED=YES|NO and ENCRYPTION_KEY_ID=n;
+//   - a DEFAULT (expression) the parser cannot read goes whole, and
+//     ALGORITHM=NOCOPY becomes ALGORITHM=INPLACE.
 //
 // Anything else (WITH SYSTEM VERSIONING, whose hidden columns the row
 // images hold; COMPRESSED, which the binlog writes as other types) is
-// left to fail. The error gives where the parser stopped: its "near"
+// left to fail. A syntax error gives where the parser stopped: its "near"
 // text is the statement from there on (its length, when cut).
 func rewriteAtError(text string, err error) (string, bool) {
-	off, ok := parseErrorOffset(text, err.Error())
+	msg := err.Error()
+	if strings.Contains(msg, "Unknown ALGORITHM") {
+		if m := nocopyRE.FindStringIndex(text); m != nil {
+			return text[:m[0]] + "ALGORITHM=INPLACE" + text[m[1]:], true
+		}
+		return "", false
+	}
+	off, ok := parseErrorOffset(text, msg)
 	if !ok {
 		return "", false
 	}
+	if next, ok := dropDefaultExpr(text, off); ok {
+		return next, true
+	}
 	word := leadingWord(text[off:])
 	rest := text[off+len(word):]
+	after := skipSpaces(rest)
+	next := strings.ToLower(leadingWord(after))
 	switch w := strings.ToLower(word); {
 	case w == "geomcollection" || unknownColumnTypes[w]:
-		if strings.HasPrefix(strings.TrimLeft(rest, " \t\r\n"), "(") {
+		if strings.HasPrefix(after, "(") {
 			return "", false
 		}
 		if w == "geomcollection" {
 			w = "geometrycollection"
 		}
 		return text[:off] + "ENUM('" + columnTypeMark + w + "')" + rest, true
-	case w == "invisible" || w == "ignored":
+	case w == "persistent":
+		return text[:off] + "STORED" + rest, true
+	case w == "invisible" || w == "ignored" || w == "online" || w == "nowait":
 		return text[:off] + rest, true
-	case w == "spatial":
-		if k := strings.ToLower(leadingWord(strings.TrimLeft(rest, " \t\r\n"))); k == "index" || k == "key" {
-			return text[:off] + rest, true
+	case w == "spatial" && (next == "index" || next == "key"):
+		return text[:off] + rest, true
+	case w == "not" && next == "ignored":
+		return text[:off] + after[len(next):], true
+	case w == "if" && next == "exists":
+		return text[:off] + after[len(next):], true
+	case w == "if" && next == "not":
+		if after = skipSpaces(after[len(next):]); strings.EqualFold(leadingWord(after), "exists") {
+			return text[:off] + after[len("exists"):], true
 		}
-	case w == "not":
-		if after := strings.TrimLeft(rest, " \t\r\n"); strings.EqualFold(leadingWord(after), "ignored") {
-			return text[:off] + after[len("ignored"):], true
+	case w == "wait" || w == "srid":
+		if v := leadingDigits(after); v != "" {
+			return text[:off] + after[len(v):], true
 		}
-	case w == "srid" || w == "ref_system_id":
-		after := strings.TrimLeft(rest, " \t\r\n")
-		if w == "ref_system_id" {
-			after = strings.TrimLeft(strings.TrimPrefix(after, "="), " \t\r\n")
+	case w == "ref_system_id" || w == "encryption_key_id":
+		if v := leadingDigits(skipSpaces(strings.TrimPrefix(after, "="))); v != "" {
+			return text[:off] + skipSpaces(strings.TrimPrefix(after, "="))[len(v):], true
 		}
-		n := len(after) - len(strings.TrimLeft(after, "0123456789"))
-		if n > 0 {
-			return text[:off] + after[n:], true
+	case w == "encrypted":
+		value := skipSpaces(strings.TrimPrefix(after, "="))
+		if v := strings.ToLower(leadingWord(value)); v == "yes" || v == "no" {
+			return text[:off] + value[len(v):], true
 		}
 	}
 	return "", false
 }
+
+var nocopyRE = regexp.MustCompile(`(?i)\bALGORITHM\s*=?\s*NOCOPY\b`)
+
+// dropDefaultExpr removes the DEFAULT (expression) that off lies in: the
+// last DEFAULT followed by "(" before off, outside quotes and comments,
+// whose parenthesis closes after off.
+func dropDefaultExpr(text string, off int) (string, bool) {
+	start, open := -1, -1
+	sqlScan(text[:off], func(i int) {
+		if i > 0 && isIdentByte(text[i-1]) || !strings.EqualFold(leadingWord(text[i:]), "default") {
+			return
+		}
+		if p := i + len("default") + len(text[i+len("default"):]) - len(skipSpaces(text[i+len("default"):])); p < off && text[p] == '(' {
+			start, open = i, p
+		}
+	})
+	if start < 0 {
+		return "", false
+	}
+	depth := 0
+	end := -1
+	sqlScan(text[open:], func(i int) {
+		if end >= 0 {
+			return
+		}
+		switch text[open+i] {
+		case '(':
+			depth++
+		case ')':
+			if depth--; depth == 0 {
+				end = open + i
+			}
+		}
+	})
+	if end < off {
+		return "", false
+	}
+	return text[:start] + " " + text[end+1:], true
+}
+
+// sqlScan calls at with the index of every byte of text outside quoted
+// strings and names and outside comments.
+func sqlScan(text string, at func(i int)) {
+	for i := 0; i < len(text); i++ {
+		switch c := text[i]; {
+		case c == '\'' || c == '"' || c == '`':
+			for i++; i < len(text) && text[i] != c; i++ {
+				if text[i] == '\\' && c != '`' {
+					i++
+				}
+			}
+		case c == '#' || c == '-' && strings.HasPrefix(text[i:], "-- "):
+			for i < len(text) && text[i] != '\n' {
+				i++
+			}
+		case c == '/' && strings.HasPrefix(text[i:], "/*") && !strings.HasPrefix(text[i:], "/*!") && !strings.HasPrefix(text[i:], "/*M!"):
+			if j := strings.Index(text[i+2:], "*/"); j >= 0 {
+				i += j + 3
+			} else {
+				i = len(text)
+			}
+		default:
+			at(i)
+		}
+	}
+}
+
+func skipSpaces(s string) string { return strings.TrimLeft(s, " \t\r\n") }
+
+func leadingDigits(s string) string { return s[:len(s)-len(strings.TrimLeft(s, "0123456789"))] }
 
 // parseErrorOffset is where in text the TiDB parser stopped, from its
 // error: `line L column C near "REST" ` with REST the text from there on,

@@ -107,7 +107,15 @@ func TestSchemaHistoryColumnSyntax(t *testing.T) {
 			"id int, h int, v varchar(3) utf8mb4"},
 		{"CREATE TABLE t (a INT, c VARCHAR(10) COMMENT '" + long + "', u UUID)", "a int, c varchar(10) utf8mb4, u uuid"},
 		{"CREATE TABLE t (a INT COMMENT '" + long + "', d INT INVISIBLE)", "a int, d int"},
+		{"CREATE TABLE t (a INT DEFAULT (1 + 1), b VARCHAR(10) DEFAULT (uuid()), c INT DEFAULT (FLOOR(RAND() * (10 + 1))))",
+			"a int, b varchar(10) utf8mb4, c int"},
+		{"CREATE TABLE t (a INT COMMENT 'DEFAULT (', b INT DEFAULT (a * 2) NOT NULL, /* DEFAULT ( */ c UUID, d TEXT DEFAULT (CONCAT(')', \"(\")))",
+			"a int, b int, c uuid, d text utf8mb4"},
+		{"CREATE TABLE t (a INT, b INT AS (a + 1) PERSISTENT, c INT GENERATED ALWAYS AS (a) VIRTUAL)", "a int, b int, c int"},
+		{"CREATE TABLE t (a INT) ENGINE=InnoDB ENCRYPTED=YES ENCRYPTION_KEY_ID=2", "a int"},
+		{"CREATE TABLE t (a INT) ENCRYPTED = NO ENCRYPTION_KEY_ID = 7 COMMENT 'x'", "a int"},
 		{"CREATE TABLE t (a INT) WITH SYSTEM VERSIONING", "unknown"},
+		{"CREATE TABLE t (a INT) ENCRYPTED=MAYBE", "unknown"},
 		{"CREATE TABLE t (a BLOB COMPRESSED, u UUID)", "unknown"},
 		{"CREATE TABLE t (a INT, u UUID(16))", "unknown"},
 		{"CREATE TABLE t (a INT, b POINT SRID)", "unknown"},
@@ -129,9 +137,17 @@ func TestSchemaHistoryColumnSyntax(t *testing.T) {
 	applyAll(t, h, "d", "CREATE TABLE t (id INT)",
 		"ALTER TABLE t ADD COLUMN u UUID AFTER id, ADD COLUMN g POINT, ADD COLUMN x INT INVISIBLE FIRST",
 		"ALTER TABLE t MODIFY u INET6, CHANGE g g2 GEOMETRY NOT NULL",
-		"CREATE OR REPLACE TABLE r (i4 INET4, n INT INVISIBLE)")
-	require.Equal(t, "x int, id int, u inet6, g2 geometry", cols(h, "d", "t"))
-	require.Equal(t, "i4 inet4, n int", cols(h, "d", "r"))
+		"CREATE OR REPLACE TABLE r (i4 INET4, n INT INVISIBLE)",
+		"ALTER ONLINE TABLE t ADD COLUMN y INT DEFAULT (id + 1), ALGORITHM=NOCOPY, LOCK=NONE",
+		"ALTER TABLE t WAIT 10 ADD COLUMN z INT",
+		"ALTER TABLE t NOWAIT DROP COLUMN z",
+		"ALTER TABLE IF EXISTS t ADD COLUMN IF NOT EXISTS w INT, ADD INDEX IF NOT EXISTS (w)",
+		"ALTER TABLE IF EXISTS nosuch ADD COLUMN q INT",
+		"RENAME TABLE IF EXISTS r TO r2")
+	require.Equal(t, "x int, id int, u inet6, g2 geometry, y int, w int", cols(h, "d", "t"))
+	require.Equal(t, "i4 inet4, n int", cols(h, "d", "r2"))
+	require.Equal(t, "<none>", cols(h, "d", "r"))
+	require.Contains(t, cols(h, "d", "nosuch"), "unknown: altered, but the schema before the ALTER is unknown")
 }
 
 // TestSchemaHistoryUnknownCollations: collations the TiDB parser does
@@ -253,7 +269,7 @@ func columnSyntaxCase(choose func(n int) int) (sql, want string) {
 		{"POLYGON", "polygon"}, {"MULTIPOINT", "multipoint"}, {"MULTILINESTRING", "multilinestring"},
 		{"MULTIPOLYGON", "multipolygon"}, {"GEOMETRYCOLLECTION", "geometrycollection"}, {"GEOMCOLLECTION", "geometrycollection"},
 	}
-	comments := []string{"uuid", "point INVISIBLE", "it''s a POINT", "IGNORED, SPATIAL INDEX", `a "UUID" \\ INET6`}
+	comments := []string{"uuid", "point INVISIBLE", "it''s a POINT", "IGNORED, SPATIAL INDEX", `a "UUID" \\ INET6`, "DEFAULT (", "x) DEFAULT (y"}
 	var defs, got []string
 	used := map[string]bool{}
 	n := 1 + choose(6)
@@ -273,8 +289,15 @@ func columnSyntaxCase(choose func(n int) int) (sql, want string) {
 		if spatial && choose(3) == 0 {
 			def += []string{" REF_SYSTEM_ID=4326", " REF_SYSTEM_ID = 0", " SRID 4326"}[choose(3)]
 		}
-		if choose(3) == 0 {
+		switch choose(6) {
+		case 0:
 			def += " NOT NULL"
+		case 1:
+			def += []string{" DEFAULT (1 + 2)", " DEFAULT (CONCAT('a)', \"b(\"))", " DEFAULT (NULL)"}[choose(3)]
+		case 2:
+			if !spatial {
+				def += " AS (1 + 1) " + []string{"PERSISTENT", "STORED", "VIRTUAL"}[choose(3)]
+			}
 		}
 		if choose(3) == 0 {
 			def += " INVISIBLE"
