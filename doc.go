@@ -100,14 +100,17 @@
 //   - nothing: Source SchemaUnknown, no names, Table.Unknown says why, and
 //     the columns carry what the Table_map does (types, nullability, and
 //     signedness and charsets under MINIMAL). Values stay positional.
-//     This is the case for a DDL statement the parser cannot read (system
-//     versioning, COMPRESSED columns, ...): its tables become unknown
-//     rather than stale. MariaDB and MySQL 8 syntax the TiDB parser does
-//     not know but that leaves the columns as written is read: UUID,
-//     INET6 and INET4, the spatial types, INVISIBLE, PERSISTENT, IGNORED
-//     indexes, DEFAULT (expression), ALTER ONLINE, WAIT and NOWAIT,
-//     ALTER TABLE IF EXISTS, ALGORITHM=NOCOPY, ENCRYPTED, and collations
-//     the parser lacks (NO PAD, UCA 14.0.0).
+//     This is the case for a DDL statement the parser cannot read
+//     (COMPRESSED columns, SYSTEM_TIME partitioning, ...): its tables
+//     become unknown rather than stale. MariaDB and MySQL 8 syntax the
+//     TiDB parser does not know but whose columns are known is read:
+//     UUID, INET6 and INET4, the spatial types, INVISIBLE, PERSISTENT,
+//     IGNORED indexes, DEFAULT (expression), ALTER ONLINE, WAIT and
+//     NOWAIT, ALTER TABLE IF EXISTS, ALGORITHM=NOCOPY, ENCRYPTED,
+//     collations the parser lacks (NO PAD, UCA 14.0.0), and system
+//     versioning (the implicit row_start and row_end columns end every
+//     row image; information_schema leaves them out, the snapshot adds
+//     them).
 //
 // Every Table_map is checked against the history: column count, each
 // column's type code and the metadata its declared type fixes (DECIMAL

@@ -48,13 +48,14 @@ func (e *SchemaMismatchError) Unwrap() error { return ErrSchemaMismatch }
 // and signedness and charsets from the map where it logs them
 // (binlog_row_metadata=MINIMAL), which must then agree with the history.
 func merge(k tableKey, h *histTable, tm *replication.TableMapEvent, flavor string) (*Table, string) {
-	if int(tm.ColumnCount) != len(h.cols) {
-		return nil, fmt.Sprintf("the binlog has %d columns, the schema history %d (%s)", tm.ColumnCount, len(h.cols), columnList(h.cols))
+	cols := h.rowCols()
+	if int(tm.ColumnCount) != len(cols) {
+		return nil, fmt.Sprintf("the binlog has %d columns, the schema history %d (%s)", tm.ColumnCount, len(cols), columnList(cols))
 	}
 	t := &Table{Schema: k.schema, Name: k.name, Source: SchemaFromHistory}
 	t.Columns = positionalColumns(tm, flavor)
 	for i := range t.Columns {
-		c, hc := &t.Columns[i], &h.cols[i]
+		c, hc := &t.Columns[i], &cols[i]
 		if diff := checkColumn(hc, c.BinlogType, c.BinlogMeta); diff != "" {
 			return nil, fmt.Sprintf("column %d `%s` %s: %s", i+1, hc.Name, hc.Type, diff)
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -30,7 +31,26 @@ type histTable struct {
 	cols    []Column
 	pk      []string // primary key column names, in key order
 	charset string   // table default charset
+	// versioned: MariaDB system versioning with implicit row start and
+	// end columns, which follow cols in every row image (and are in no
+	// information_schema.COLUMNS).
+	versioned bool
 }
+
+// rowCols are the columns of the table's row images: cols, then the
+// implicit row_start and row_end of a system-versioned table.
+func (t *histTable) rowCols() []Column {
+	if !t.versioned {
+		return t.cols
+	}
+	return append(slices.Clone(t.cols), implicitRowStart, implicitRowEnd)
+}
+
+// The implicit columns of MariaDB's WITH SYSTEM VERSIONING.
+var (
+	implicitRowStart = Column{Name: "row_start", Type: "timestamp(6)", DataType: "timestamp", FSP: 6, Generated: true}
+	implicitRowEnd   = Column{Name: "row_end", Type: "timestamp(6)", DataType: "timestamp", FSP: 6, Generated: true}
+)
 
 // schemaHistory is the schema as of one binlog position.
 type schemaHistory struct {
@@ -44,9 +64,9 @@ type schemaHistory struct {
 	dbs           map[string]string
 	serverCharset string
 	version       uint64 // bumped by the tracker on every change
-	// collationAliases, while apply applies a statement, give the real
-	// name of each collation the parse read under a stand-in's.
-	collationAliases map[string]string
+	// notes, while apply applies a statement, are what its parse
+	// rewrote (parseRewriting).
+	notes ddlNotes
 }
 
 func newSchemaHistory() *schemaHistory {
@@ -112,9 +132,9 @@ type ddlChange struct {
 // history (ALTER of a column that is not there) is an error, since the
 // history is then not the server's.
 func (h *schemaHistory) apply(db, sql string) (ddlChange, error) {
-	stmts, aliases, err := parseDDL(sql)
-	h.collationAliases = aliases
-	defer func() { h.collationAliases = nil }()
+	stmts, notes, err := parseDDL(sql)
+	h.notes = notes
+	defer func() { h.notes = ddlNotes{} }()
 	if err != nil {
 		keys := ddlTargets(db, sql)
 		for _, k := range keys {
@@ -148,18 +168,18 @@ func truncateSQL(s string) string {
 // parseDDL parses with the TiDB parser (go-mysql's own dependency),
 // turning its panics (on some inputs) into errors. MariaDB's
 // CREATE OR REPLACE TABLE is read as DROP + CREATE.
-func parseDDL(sql string) (stmts []ast.StmtNode, aliases map[string]string, err error) {
+func parseDDL(sql string) (stmts []ast.StmtNode, notes ddlNotes, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			stmts, aliases, err = nil, nil, fmt.Errorf("parser panic: %v", r)
+			stmts, notes, err = nil, ddlNotes{}, fmt.Errorf("parser panic: %v", r)
 		}
 	}()
 	text := sql
 	if m := createOrReplaceRE.FindStringIndex(text); m != nil {
 		text = text[:m[0]] + "CREATE TABLE" + text[m[1]:]
-		stmts, aliases, err = parseRewriting(text)
+		stmts, notes, err = parseRewriting(text)
 		if err != nil {
-			return nil, nil, err
+			return nil, notes, err
 		}
 		for _, st := range stmts {
 			if ct, ok := st.(*ast.CreateTableStmt); ok {
@@ -168,7 +188,7 @@ func parseDDL(sql string) (stmts []ast.StmtNode, aliases map[string]string, err 
 				break
 			}
 		}
-		return stmts, aliases, nil
+		return stmts, notes, nil
 	}
 	return parseRewriting(text)
 }
@@ -180,26 +200,40 @@ func parseDDL(sql string) (stmts []ast.StmtNode, aliases map[string]string, err 
 // collation it does not know, the collation is renamed (see
 // renameCollation), aliases giving the real name of each stand-in. The
 // error is the last parse's.
-func parseRewriting(text string) (stmts []ast.StmtNode, aliases map[string]string, err error) {
+func parseRewriting(text string) (stmts []ast.StmtNode, notes ddlNotes, err error) {
 	for range maxRewrites {
 		stmts, _, err = parser.New().ParseSQL(text)
 		if err == nil {
-			return stmts, aliases, nil
+			return stmts, notes, nil
 		}
 		if next, standIn, real, ok := renameCollation(text, err); ok {
-			if aliases == nil {
-				aliases = map[string]string{}
+			if notes.collations == nil {
+				notes.collations = map[string]string{}
 			}
-			aliases[standIn], text = real, next
+			notes.collations[standIn], text = real, next
 			continue
 		}
-		next, ok := rewriteAtError(text, err)
+		next, ok := rewriteAtError(text, err, &notes)
 		if !ok {
-			return nil, nil, err
+			return nil, ddlNotes{}, err
 		}
 		text = next
 	}
-	return nil, nil, fmt.Errorf("more than %d words of column syntax the schema parser does not know", maxRewrites)
+	return nil, ddlNotes{}, fmt.Errorf("more than %d words of column syntax the schema parser does not know", maxRewrites)
+}
+
+// ddlNotes are what parseRewriting took out of a statement that matters
+// to its columns.
+type ddlNotes struct {
+	// collations give the real name of each collation the parse read
+	// under a stand-in's.
+	collations map[string]string
+	// versioning is +1 for WITH or ADD SYSTEM VERSIONING (MariaDB), -1 for
+	// DROP SYSTEM VERSIONING; period says the statement declares the
+	// row start and end columns itself (AS ROW START, AS ROW END, PERIOD
+	// FOR SYSTEM_TIME) rather than leaving them implicit.
+	versioning int
+	period     bool
 }
 
 // renameCollation renames the collation a TiDB parse error says it does
@@ -296,13 +330,15 @@ var unknownColumnTypes = map[string]bool{
 //     an ALTER of a table the history does not hold leaves it unknown
 //     either way), ENCRYPTED=YES|NO and ENCRYPTION_KEY_ID=n;
 //   - a DEFAULT (expression) the parser cannot read goes whole, and
-//     ALGORITHM=NOCOPY becomes ALGORITHM=INPLACE.
+//     ALGORITHM=NOCOPY becomes ALGORITHM=INPLACE;
+//   - MariaDB's system versioning goes, noted in notes (see ddlNotes and
+//     histTable.versioned): [WITH|WITHOUT|ADD|DROP] SYSTEM VERSIONING,
+//     [GENERATED ALWAYS] AS ROW START|END, PERIOD FOR name (start, end).
 //
-// Anything else (WITH SYSTEM VERSIONING, whose hidden columns the row
-// images hold; COMPRESSED, which the binlog writes as other types) is
+// Anything else (COMPRESSED, which the binlog writes as other types) is
 // left to fail. A syntax error gives where the parser stopped: its "near"
 // text is the statement from there on (its length, when cut).
-func rewriteAtError(text string, err error) (string, bool) {
+func rewriteAtError(text string, err error, notes *ddlNotes) (string, bool) {
 	msg := err.Error()
 	if strings.Contains(msg, "Unknown ALGORITHM") {
 		if m := nocopyRE.FindStringIndex(text); m != nil {
@@ -332,6 +368,33 @@ func rewriteAtError(text string, err error) (string, bool) {
 		return text[:off] + "ENUM('" + columnTypeMark + w + "')" + rest, true
 	case w == "persistent":
 		return text[:off] + "STORED" + rest, true
+	case w == "versioning":
+		return rewriteVersioning(text, off, rest, notes)
+	case (w == "with" || w == "without") && next == "system":
+		// a column's WITH or WITHOUT SYSTEM VERSIONING
+		if v := skipSpaces(after[len(next):]); strings.EqualFold(leadingWord(v), "versioning") {
+			return rewriteVersioning(text, len(text)-len(v), v[len("versioning"):], notes)
+		}
+	case w == "row" && (next == "start" || next == "end"):
+		// [GENERATED ALWAYS] AS ROW START|END: the column stays, typed
+		as := lastWordBefore(text, off)
+		if as < 0 || !strings.EqualFold(leadingWord(text[as:]), "as") {
+			return "", false
+		}
+		from := as
+		if g := lastWordBefore(text, from); g >= 0 && strings.EqualFold(leadingWord(text[g:]), "always") {
+			if g2 := lastWordBefore(text, g); g2 >= 0 && strings.EqualFold(leadingWord(text[g2:]), "generated") {
+				from = g2
+			}
+		}
+		notes.period = true
+		return text[:from] + after[len(next):], true
+	case w == "period" && next == "for":
+		return dropPeriod(text, off, notes)
+	case w == "for":
+		if p := lastWordBefore(text, off); p >= 0 && strings.EqualFold(leadingWord(text[p:]), "period") {
+			return dropPeriod(text, p, notes)
+		}
 	case w == "invisible" || w == "ignored" || w == "online" || w == "nowait":
 		return text[:off] + rest, true
 	case w == "spatial" && (next == "index" || next == "key"):
@@ -428,6 +491,90 @@ func sqlScan(text string, at func(i int)) {
 }
 
 func skipSpaces(s string) string { return strings.TrimLeft(s, " \t\r\n") }
+
+// rewriteVersioning takes out [WITH|WITHOUT|ADD|DROP] SYSTEM VERSIONING,
+// the parser stopped at VERSIONING (at off), noting what it does to the
+// table: WITH (of the table or of a column) and ADD make it versioned,
+// DROP no longer; WITHOUT (a column left out of the versioning) changes
+// no column. An ALTER's ADD or DROP becomes FORCE, so that the list of
+// changes stays well formed.
+func rewriteVersioning(text string, off int, rest string, notes *ddlNotes) (string, bool) {
+	sys := lastWordBefore(text, off)
+	if sys < 0 || !strings.EqualFold(leadingWord(text[sys:]), "system") {
+		return "", false
+	}
+	verb := lastWordBefore(text, sys)
+	if verb < 0 {
+		return "", false
+	}
+	switch strings.ToLower(leadingWord(text[verb:])) {
+	case "with":
+		notes.versioning = 1
+		return text[:verb] + rest, true
+	case "without":
+		return text[:verb] + rest, true
+	case "add":
+		notes.versioning = 1
+		return text[:verb] + "FORCE" + rest, true
+	case "drop":
+		notes.versioning = -1
+		return text[:verb] + "FORCE" + rest, true
+	}
+	return "", false
+}
+
+// dropPeriod takes out the PERIOD FOR name (start, end) at text[at:]
+// (its columns stay): from a CREATE's list with its comma, an ALTER's
+// ADD PERIOD as FORCE.
+func dropPeriod(text string, at int, notes *ddlNotes) (string, bool) {
+	after := skipSpaces(text[at+len("period"):])
+	if !strings.EqualFold(leadingWord(after), "for") {
+		return "", false
+	}
+	after = after[len("for"):]
+	open := strings.IndexByte(after, '(')
+	if open < 0 {
+		return "", false
+	}
+	closing := strings.IndexByte(after[open:], ')')
+	if closing < 0 {
+		return "", false
+	}
+	if strings.EqualFold(strings.Trim(strings.TrimSpace(after[:open]), "`"), "system_time") {
+		notes.period = true
+	}
+	end := len(text) - len(after) + open + closing + 1
+	if a := lastWordBefore(text, at); a >= 0 && strings.EqualFold(leadingWord(text[a:]), "add") {
+		return text[:a] + "FORCE" + text[end:], true
+	}
+	return dropListItem(text, at, end)
+}
+
+// lastWordBefore is where the word before text[at:] begins (blanks
+// between), -1 when no word is there.
+func lastWordBefore(text string, at int) int {
+	i := len(strings.TrimRight(text[:at], " \t\r\n"))
+	j := i
+	for j > 0 && isIdentByte(text[j-1]) {
+		j--
+	}
+	if j == i {
+		return -1
+	}
+	return j
+}
+
+// dropListItem takes text[from:to] out of a parenthesized list, with the
+// comma before it (or after it, when it is first).
+func dropListItem(text string, from, to int) (string, bool) {
+	if before := strings.TrimRight(text[:from], " \t\r\n"); strings.HasSuffix(before, ",") {
+		return before[:len(before)-1] + text[to:], true
+	}
+	if after := skipSpaces(text[to:]); strings.HasPrefix(after, ",") {
+		return text[:from] + after[1:], true
+	}
+	return "", false
+}
 
 func leadingDigits(s string) string { return s[:len(s)-len(strings.TrimLeft(s, "0123456789"))] }
 
@@ -629,7 +776,7 @@ func (h *schemaHistory) defaultCharset(k tableKey, opts []*ast.TableOption) stri
 }
 
 func (h *schemaHistory) createTable(k tableKey, s *ast.CreateTableStmt) (*histTable, error) {
-	t := &histTable{charset: h.defaultCharset(k, s.Options)}
+	t := &histTable{charset: h.defaultCharset(k, s.Options), versioned: h.notes.versioning > 0 && !h.notes.period}
 	for _, cd := range s.Cols {
 		c, pk := h.column(cd, t.charset)
 		if pk {
@@ -665,7 +812,7 @@ func constraintColumns(con *ast.Constraint) []string {
 // read under a stand-in's (renameCollation).
 func (h *schemaHistory) column(cd *ast.ColumnDef, tableCharset string) (Column, bool) {
 	c, pk := columnFromDef(cd, tableCharset)
-	if real, ok := h.collationAliases[c.Collation]; ok {
+	if real, ok := h.notes.collations[c.Collation]; ok {
 		c.Collation = real
 	}
 	return c, pk
@@ -822,7 +969,19 @@ func (h *schemaHistory) alterTable(db string, s *ast.AlterTableStmt, ch *ddlChan
 		}
 		return nil
 	}
-	t := &histTable{cols: append([]Column(nil), old.cols...), pk: old.pk, charset: old.charset}
+	t := &histTable{cols: append([]Column(nil), old.cols...), pk: old.pk, charset: old.charset, versioned: old.versioned}
+	switch {
+	case h.notes.versioning > 0 && !h.notes.period:
+		t.versioned = true
+	case h.notes.versioning < 0 && !t.versioned:
+		// Declared row start and end columns, or none the history
+		// knows of: which columns the DROP took is not proven.
+		delete(h.tables, k)
+		h.unknown[k] = "DROP SYSTEM VERSIONING of a table whose row start and end columns are declared: the columns dropped are not known"
+		return nil
+	case h.notes.versioning < 0:
+		t.versioned = false
+	}
 	for _, sp := range s.Specs {
 		switch sp.Tp {
 		case ast.AlterTableAddColumns:

@@ -90,9 +90,9 @@ func TestSchemaHistoryDDL(t *testing.T) {
 
 // TestSchemaHistoryColumnSyntax: column types and attributes of MariaDB
 // (and MySQL 8) that the TiDB parser does not know are read with the
-// columns as written (rewriteAtError); what would change the columns
-// (system versioning's hidden columns, COMPRESSED) still leaves the table
-// unknown.
+// columns as written (rewriteAtError); what it cannot place (COMPRESSED
+// columns, which the binlog writes as other types; SYSTEM_TIME
+// partitioning) still leaves the table unknown.
 func TestSchemaHistoryColumnSyntax(t *testing.T) {
 	long := strings.Repeat("x", 3000)
 	for _, c := range []struct{ sql, want string }{
@@ -114,7 +114,8 @@ func TestSchemaHistoryColumnSyntax(t *testing.T) {
 		{"CREATE TABLE t (a INT, b INT AS (a + 1) PERSISTENT, c INT GENERATED ALWAYS AS (a) VIRTUAL)", "a int, b int, c int"},
 		{"CREATE TABLE t (a INT) ENGINE=InnoDB ENCRYPTED=YES ENCRYPTION_KEY_ID=2", "a int"},
 		{"CREATE TABLE t (a INT) ENCRYPTED = NO ENCRYPTION_KEY_ID = 7 COMMENT 'x'", "a int"},
-		{"CREATE TABLE t (a INT) WITH SYSTEM VERSIONING", "unknown"},
+		{"CREATE TABLE t (a INT) PARTITION BY SYSTEM_TIME INTERVAL 1 MONTH (PARTITION p0 HISTORY, PARTITION pn CURRENT) WITH SYSTEM VERSIONING", "a int"},
+		{"CREATE TABLE t (a INT) WITH SYSTEM VERSIONING PARTITION BY SYSTEM_TIME INTERVAL 1 MONTH AUTO", "unknown"},
 		{"CREATE TABLE t (a INT) ENCRYPTED=MAYBE", "unknown"},
 		{"CREATE TABLE t (a BLOB COMPRESSED, u UUID)", "unknown"},
 		{"CREATE TABLE t (a INT, u UUID(16))", "unknown"},
@@ -185,6 +186,53 @@ func TestSchemaHistoryUnknownCollations(t *testing.T) {
 		applyAll(t, h, "d", sql)
 		require.Contains(t, cols(h, "d", "v"), "unknown: a DDL statement the schema parser cannot read", sql)
 	}
+}
+
+// TestSchemaHistorySystemVersioning: MariaDB's system versioning, with
+// implicit row_start and row_end (after every other column of the row
+// image) or declared row start and end columns; application-time periods
+// add no column.
+func TestSchemaHistorySystemVersioning(t *testing.T) {
+	rowCols := func(h *schemaHistory, table string) string {
+		tb := h.tables[tableKey{"d", table}]
+		if tb == nil {
+			return cols(h, "d", table)
+		}
+		var names []string
+		for _, c := range tb.rowCols() {
+			names = append(names, c.Name+" "+c.Type)
+		}
+		return strings.Join(names, ", ")
+	}
+	h := newSchemaHistory()
+	h.serverCharset = "utf8mb4"
+	applyAll(t, h, "d",
+		"CREATE TABLE a (id INT PRIMARY KEY, x INT) WITH SYSTEM VERSIONING",
+		"ALTER TABLE a ADD COLUMN y INT, ADD COLUMN z INT FIRST",
+		"CREATE TABLE b (id INT, s TIMESTAMP(6) GENERATED ALWAYS AS ROW START INVISIBLE, e TIMESTAMP(6) AS ROW END, PERIOD FOR SYSTEM_TIME (s, e)) WITH SYSTEM VERSIONING",
+		"CREATE TABLE c (id INT, x INT WITHOUT SYSTEM VERSIONING, v INT)",
+		"CREATE TABLE c2 (id INT, v INT WITH SYSTEM VERSIONING)",
+		"CREATE TABLE e (id INT, x INT)", "ALTER TABLE e ADD COLUMN y INT, ADD SYSTEM VERSIONING",
+		"CREATE TABLE f (id INT) WITH SYSTEM VERSIONING", "ALTER TABLE f DROP SYSTEM VERSIONING",
+		"CREATE TABLE g (id INT, a INT)",
+		"ALTER TABLE g ADD COLUMN rs BIGINT UNSIGNED GENERATED ALWAYS AS ROW START, ADD COLUMN re BIGINT UNSIGNED GENERATED ALWAYS AS ROW END, "+
+			"ADD PERIOD FOR SYSTEM_TIME(rs, re), ADD SYSTEM VERSIONING",
+		"CREATE TABLE p (id INT, a DATE, b DATE, PERIOD FOR app (a, b))",
+		"CREATE TABLE i LIKE a",
+		"ALTER TABLE b DROP SYSTEM VERSIONING")
+	for table, want := range map[string]string{
+		"a":  "z int, id int, x int, y int, row_start timestamp(6), row_end timestamp(6)",
+		"c":  "id int, x int, v int",
+		"c2": "id int, v int, row_start timestamp(6), row_end timestamp(6)",
+		"e":  "id int, x int, y int, row_start timestamp(6), row_end timestamp(6)",
+		"f":  "id int",
+		"g":  "id int, a int, rs bigint unsigned, re bigint unsigned",
+		"p":  "id int, a date, b date",
+		"i":  "z int, id int, x int, y int, row_start timestamp(6), row_end timestamp(6)",
+	} {
+		require.Equal(t, want, rowCols(h, table), table)
+	}
+	require.Contains(t, rowCols(h, "b"), "unknown: DROP SYSTEM VERSIONING of a table whose row start and end columns are declared")
 }
 
 // TestParseErrorOffset: where the parser stopped, from its error, in a
@@ -261,7 +309,7 @@ func parseDDLOnce(sql string) ([]ast.StmtNode, error) {
 // parser knows and does not, with attributes and indexes it does and does
 // not know, and comments that hold those words; and the "name type" list
 // the history must read from it.
-func columnSyntaxCase(choose func(n int) int) (sql, want string) {
+func columnSyntaxCase(choose func(n int) int) (sql, want string, versioned bool) {
 	names := []string{"a", "point", "uuid", "invisible", "ignored", "srid", "spatial", "not_", "ref_system_id", "geometry", "inet6"}
 	types := []struct{ decl, typ string }{
 		{"INT", "int"}, {"VARCHAR(10)", "varchar(10)"}, {"DECIMAL(5,2)", "decimal(5,2)"}, {"UUID", "uuid"},
@@ -319,7 +367,16 @@ func columnSyntaxCase(choose func(n int) int) (sql, want string) {
 			}
 		}
 	}
-	return "CREATE TABLE t (" + strings.Join(defs, ", ") + ")", strings.Join(got, ", ")
+	sql = "CREATE TABLE t (" + strings.Join(defs, ", ") + ")"
+	switch choose(4) {
+	case 0:
+		sql += " WITH SYSTEM VERSIONING"
+		versioned = true
+	case 1:
+		sql += " ENGINE=InnoDB ENCRYPTED=YES WITH SYSTEM VERSIONING COMMENT 'WITH SYSTEM VERSIONING'"
+		versioned = true
+	}
+	return sql, strings.Join(got, ", "), versioned
 }
 
 // TestSchemaColumnSyntaxGenerated: 3000 generated CREATE TABLEs, each
@@ -348,10 +405,11 @@ func FuzzSchemaColumnSyntax(f *testing.F) {
 
 func checkColumnSyntax(t *testing.T, choose func(n int) int) {
 	t.Helper()
-	sql, want := columnSyntaxCase(choose)
+	sql, want, versioned := columnSyntaxCase(choose)
 	h := newSchemaHistory()
 	h.serverCharset = "utf8mb4"
 	_, err := h.apply("d", sql)
 	require.NoError(t, err, sql)
 	require.Equal(t, want, cols(h, "d", "t"), sql)
+	require.Equal(t, versioned, h.tables[tableKey{"d", "t"}].versioned, sql)
 }

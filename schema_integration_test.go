@@ -389,7 +389,12 @@ func TestIntegrationSchemaTypes(t *testing.T) {
 	for _, mode := range []string{"FULL", "MINIMAL", "NO_LOG"} {
 		s := mariadb.Start(t, mariadb.Options{ExtraArgs: []string{"--binlog-row-metadata=" + mode}})
 		s.Exec(t, "CREATE DATABASE d", "USE d", "CREATE TABLE snap "+schemaTypesColumns,
-			"CREATE TABLE ex (u UUID, i6 INET6, i4 INET4, gm GEOMETRY, pt POINT, n INT)")
+			"CREATE TABLE ex (u UUID, i6 INET6, i4 INET4, gm GEOMETRY, pt POINT, n INT)",
+			// System-versioned: implicit row_start and row_end, which
+			// information_schema.COLUMNS leaves out; declared ones.
+			"CREATE TABLE sv (id INT PRIMARY KEY, a VARCHAR(5)) WITH SYSTEM VERSIONING",
+			"CREATE TABLE sve (id INT, s TIMESTAMP(6) AS ROW START INVISIBLE, e TIMESTAMP(6) AS ROW END INVISIBLE, a INT, "+
+				"PERIOD FOR SYSTEM_TIME (s, e)) WITH SYSTEM VERSIONING")
 		from := masterPos(t, s)
 		s.Exec(t, "USE d", "CREATE TABLE live "+schemaTypesColumns,
 			"INSERT INTO snap (i, id, js) VALUES (1, 1, '{}')", "INSERT INTO live (i, id, js) VALUES (1, 1, '[]')",
@@ -402,7 +407,20 @@ func TestIntegrationSchemaTypes(t *testing.T) {
 			"ALTER TABLE ex2 ADD COLUMN dflt INT DEFAULT (n * 2), ADD COLUMN p INT AS (n + 1) PERSISTENT",
 			"ALTER TABLE ex2 WAIT 5 ADD COLUMN w INT, ALGORITHM=NOCOPY",
 			"ALTER TABLE IF EXISTS ex2 NOWAIT ADD COLUMN IF NOT EXISTS w2 INT FIRST",
-			"INSERT INTO ex2 (u, gc, n, i6, i4, g, ln, c1, c2) VALUES (UUID(), GEOMETRYCOLLECTION(POINT(1,1)), 2, '::2', '10.0.0.2', POINT(5,6), LINESTRING(POINT(0,0), POINT(1,1)), 'é', 'x')")
+			"INSERT INTO ex2 (u, gc, n, i6, i4, g, ln, c1, c2) VALUES (UUID(), GEOMETRYCOLLECTION(POINT(1,1)), 2, '::2', '10.0.0.2', POINT(5,6), LINESTRING(POINT(0,0), POINT(1,1)), 'é', 'x')",
+			"INSERT INTO sv VALUES (1, 'a')", "UPDATE sv SET a = 'b'", "INSERT INTO sve (id, a) VALUES (1, 2)",
+			"CREATE TABLE sv2 (id INT, a INT WITHOUT SYSTEM VERSIONING, b INT) WITH SYSTEM VERSIONING",
+			"SET SESSION system_versioning_alter_history = KEEP",
+			"ALTER TABLE sv2 ADD COLUMN c INT AFTER id",
+			"INSERT INTO sv2 VALUES (1, 2, 3, 4)",
+			"CREATE TABLE sv3 (id INT, v INT WITH SYSTEM VERSIONING)", "INSERT INTO sv3 VALUES (1, 2)",
+			"CREATE TABLE sv4 (id INT, a INT)",
+			"ALTER TABLE sv4 ADD COLUMN s TIMESTAMP(6) GENERATED ALWAYS AS ROW START, ADD COLUMN e TIMESTAMP(6) GENERATED ALWAYS AS ROW END, "+
+				"ADD PERIOD FOR SYSTEM_TIME(s, e), ADD SYSTEM VERSIONING",
+			"INSERT INTO sv4 (id, a) VALUES (1, 2)",
+			"CREATE TABLE sv5 (id INT, a INT)", "ALTER TABLE sv5 ADD SYSTEM VERSIONING", "INSERT INTO sv5 VALUES (1, 2)",
+			"CREATE TABLE sv6 (id INT) WITH SYSTEM VERSIONING", "ALTER TABLE sv6 DROP SYSTEM VERSIONING", "INSERT INTO sv6 VALUES (1)",
+			"CREATE TABLE ap (id INT, a DATE, b DATE, PERIOD FOR p (a, b))", "INSERT INTO ap VALUES (1, '2020-01-01', '2021-01-01')")
 		target := masterPos(t, s)
 		src := itSource(t, s)
 		store := binlogstream.NewFileSchemaStore(filepath.Join(t.TempDir(), "h"))
@@ -426,7 +444,7 @@ func TestIntegrationSchemaTypes(t *testing.T) {
 		cancel()
 		require.ErrorIs(t, err, context.Canceled, mode)
 		require.NoError(t, store.Close())
-		require.Len(t, got, 4, mode)
+		require.Len(t, got, 12, mode)
 		types[mode] = got
 	}
 	for mode, got := range types {
@@ -441,7 +459,7 @@ func TestIntegrationSchemaTypes(t *testing.T) {
 		if mode == "FULL" {
 			continue
 		}
-		for _, name := range []string{"live", "snap", "ex", "ex2"} {
+		for _, name := range []string{"live", "snap", "ex", "ex2", "sv", "sve", "sv2", "sv3", "sv4", "sv5", "sv6", "ap"} {
 			compareWithFull(t, mode+" "+name, types["FULL"][name], got[name])
 		}
 	}

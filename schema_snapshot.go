@@ -460,7 +460,7 @@ func readSchema(conn *client.Conn, databases []string) (*SchemaSnapshot, error) 
 	for _, r := range rows {
 		snap.Databases[r[0]] = r[1]
 	}
-	if rows, err = queryStrings(conn, "SELECT TABLE_SCHEMA, TABLE_NAME, IFNULL(TABLE_COLLATION,'') FROM information_schema.TABLES "+
+	if rows, err = queryStrings(conn, "SELECT TABLE_SCHEMA, TABLE_NAME, IFNULL(TABLE_COLLATION,''), TABLE_TYPE FROM information_schema.TABLES "+
 		"WHERE TABLE_TYPE IN ('BASE TABLE','SYSTEM VERSIONED') AND "+tableWhere+" ORDER BY TABLE_SCHEMA, TABLE_NAME"); err != nil {
 		return nil, err
 	}
@@ -469,6 +469,14 @@ func readSchema(conn *client.Conn, databases []string) (*SchemaSnapshot, error) 
 		t := SnapshotTable{Schema: r[0], Name: r[1]}
 		if coll := r[2]; coll != "" {
 			t.Charset = charsetOfOption(false, true, coll, "")
+		}
+		if r[3] == "SYSTEM VERSIONED" {
+			// Its row start and end columns are in COLUMNS when declared,
+			// and implicit (left out) unless SHOW CREATE TABLE declares
+			// the period.
+			if t.SystemVersioned, err = implicitVersioning(conn, t.Schema, t.Name); err != nil {
+				return nil, err
+			}
 		}
 		index[tableKey{t.Schema, t.Name}] = len(snap.Tables)
 		snap.Tables = append(snap.Tables, t)
@@ -496,6 +504,20 @@ func readSchema(conn *client.Conn, databases []string) (*SchemaSnapshot, error) 
 		}
 	}
 	return snap, nil
+}
+
+// implicitVersioning reports whether a system-versioned table's row start
+// and end columns are implicit: its SHOW CREATE TABLE declares no PERIOD
+// FOR SYSTEM_TIME.
+func implicitVersioning(conn *client.Conn, schema, table string) (bool, error) {
+	rows, err := queryStrings(conn, "SHOW CREATE TABLE "+quoteName(schema, table))
+	if err != nil {
+		return false, err
+	}
+	if len(rows) == 0 || len(rows[0]) < 2 {
+		return false, fmt.Errorf("SHOW CREATE TABLE %s: no definition", quoteName(schema, table))
+	}
+	return !strings.Contains(strings.ToUpper(rows[0][1]), "PERIOD FOR SYSTEM_TIME"), nil
 }
 
 // columnFromInfoSchema reads COLUMN_NAME, DATA_TYPE, COLUMN_TYPE,

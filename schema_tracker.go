@@ -35,6 +35,10 @@ type SnapshotTable struct {
 	Charset    string   `json:"charset,omitempty"`
 	Columns    []Column `json:"columns"`
 	PrimaryKey []string `json:"primary_key,omitempty"`
+	// SystemVersioned: MariaDB system versioning with implicit row_start
+	// and row_end columns, which information_schema.COLUMNS leaves out
+	// and every row image ends with.
+	SystemVersioned bool `json:"system_versioned,omitempty"`
 }
 
 // SchemaRecord is one entry of a persisted schema history: a snapshot,
@@ -67,7 +71,7 @@ func (r *SchemaRecord) key() string {
 
 // histTableOf is a snapshot table as the history holds it.
 func histTableOf(st SnapshotTable) *histTable {
-	t := &histTable{cols: slices.Clone(st.Columns), pk: st.PrimaryKey, charset: st.Charset}
+	t := &histTable{cols: slices.Clone(st.Columns), pk: st.PrimaryKey, charset: st.Charset, versioned: st.SystemVersioned}
 	for i := range t.cols {
 		t.cols[i].Type = formatType(&t.cols[i])
 	}
@@ -350,16 +354,20 @@ func (st *schemaTracker) resolve(tm *replication.TableMapEvent, raw []byte, d *d
 // Table_map cannot name (UUID, INET6 and INET4 are logged as binary
 // strings), from a history that has the same columns.
 func refineFromHistory(t *Table, h *histTable) {
-	if h == nil || len(h.cols) != len(t.Columns) {
+	if h == nil {
+		return
+	}
+	cols := h.rowCols()
+	if len(cols) != len(t.Columns) {
 		return
 	}
 	for i := range t.Columns {
-		if !strings.EqualFold(t.Columns[i].Name, h.cols[i].Name) {
+		if !strings.EqualFold(t.Columns[i].Name, cols[i].Name) {
 			return
 		}
 	}
 	for i := range t.Columns {
-		c, hc := &t.Columns[i], &h.cols[i]
+		c, hc := &t.Columns[i], &cols[i]
 		switch hc.DataType {
 		case "uuid", "inet6", "inet4":
 			if c.DataType == "binary" {
