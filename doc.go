@@ -101,16 +101,17 @@
 //     the columns carry what the Table_map does (types, nullability, and
 //     signedness and charsets under MINIMAL). Values stay positional.
 //     This is the case for a DDL statement the parser cannot read
-//     (COMPRESSED columns, SYSTEM_TIME partitioning, ...): its tables
-//     become unknown rather than stale. MariaDB and MySQL 8 syntax the
-//     TiDB parser does not know but whose columns are known is read:
-//     UUID, INET6 and INET4, the spatial types, INVISIBLE, PERSISTENT,
-//     IGNORED indexes, DEFAULT (expression), ALTER ONLINE, WAIT and
-//     NOWAIT, ALTER TABLE IF EXISTS, ALGORITHM=NOCOPY, ENCRYPTED,
-//     collations the parser lacks (NO PAD, UCA 14.0.0), and system
-//     versioning (the implicit row_start and row_end columns end every
-//     row image; information_schema leaves them out, the snapshot adds
-//     them).
+//     (automatic SYSTEM_TIME partitioning, a COLLATE of an unknown
+//     charset, ...): its tables become unknown rather than stale. MariaDB
+//     and MySQL 8 syntax the TiDB parser does not know but whose columns
+//     are known is read: COMPRESSED columns (whose values the decoder
+//     uncompresses), UUID, INET6 and INET4, the spatial types,
+//     INVISIBLE, PERSISTENT, IGNORED indexes, DEFAULT (expression), ALTER
+//     ONLINE, WAIT and NOWAIT, ALTER TABLE IF EXISTS, ALGORITHM=NOCOPY,
+//     ENCRYPTED, collations the parser lacks (NO PAD, UCA 14.0.0), and
+//     system versioning (the implicit row_start and row_end columns end
+//     every row image; information_schema leaves them out, the snapshot
+//     adds them).
 //
 // Every Table_map is checked against the history: column count, each
 // column's type code and the metadata its declared type fixes (DECIMAL

@@ -2,6 +2,7 @@ package binlogstream
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"reflect"
 	"slices"
@@ -98,6 +99,8 @@ type colPlan struct {
 type tablePlan struct {
 	tm   *replication.TableMapEvent
 	cols []colPlan
+	// compressed: a column is COMPRESSED, which go-mysql cannot decode.
+	compressed bool
 }
 
 // planCache keeps the plan of the tables seen last; go-mysql makes a new
@@ -173,6 +176,8 @@ func newTablePlan(tm *replication.TableMapEvent) *tablePlan {
 			mysql.MYSQL_TYPE_DATE, mysql.MYSQL_TYPE_YEAR, mysql.MYSQL_TYPE_ENUM, mysql.MYSQL_TYPE_SET,
 			mysql.MYSQL_TYPE_BLOB, mysql.MYSQL_TYPE_GEOMETRY, mysql.MYSQL_TYPE_VECTOR,
 			mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING, mysql.MYSQL_TYPE_STRING:
+		case typeBlobCompressed, typeVarcharCompressed:
+			p.compressed = true
 		default:
 			return p // go-mysql's error for it
 		}
@@ -184,22 +189,26 @@ func newTablePlan(tm *replication.TableMapEvent) *tablePlan {
 
 // decodeRowsFast fills re.Rows and re.SkippedColumns from data[pos:] as
 // go-mysql's DecodeData would, and reports whether it did; when it did
-// not, re is as DecodeHeader left it and go-mysql's DecodeData must run.
-// The event passed checkImages.
-func decodeRowsFast(re *replication.RowsEvent, p *tablePlan, s rowsSettings, pos int, data []byte, a *rowsArena) (ok bool) {
+// not, re is as DecodeHeader left it and go-mysql's DecodeData must run,
+// unless err says why a COMPRESSED column's value cannot be read (go-mysql
+// does not know those columns). The event passed checkImages.
+func decodeRowsFast(re *replication.RowsEvent, p *tablePlan, s rowsSettings, pos int, data []byte, a *rowsArena) (ok bool, err error) {
 	defer func() {
-		if recover() != nil { // bytes that do not hold what the Table_map says: go-mysql's error
+		if r := recover(); r != nil { // bytes that do not hold what the Table_map says: go-mysql's error
 			re.Rows, re.SkippedColumns = nil, nil
 			ok = false
+			if ce, is := r.(compressedError); is {
+				err = fmt.Errorf("%w: a COMPRESSED column of %s: %v", ErrCorruptEvent, tableName(re), ce.err)
+			}
 		}
 	}()
 	if p == nil || int(re.ColumnCount) > len(p.cols) {
-		return false
+		return false, nil
 	}
 	if s.compressed {
 		var err error
 		if data, err = mysql.DecompressMariadbData(data[pos:]); err != nil {
-			return false
+			return false, nil
 		}
 		pos = 0
 	}
@@ -235,7 +244,7 @@ func decodeRowsFast(re *replication.RowsEvent, p *tablePlan, s rowsSettings, pos
 			slab = slab[ncols:]
 			n := d.image(row, &bms[k], data[pos:])
 			if n < 0 {
-				return false
+				return false, nil
 			}
 			pos += n
 			if len(rows) == 1 {
@@ -260,8 +269,12 @@ func decodeRowsFast(re *replication.RowsEvent, p *tablePlan, s rowsSettings, pos
 		a.strs.trimLast(d.box.strs.cur)
 		a.bs.trimLast(d.box.bs.cur)
 	}
-	return true
+	return true, nil
 }
+
+// compressedError is the panic of a COMPRESSED column's value that does
+// not uncompress; decodeRowsFast returns it.
+type compressedError struct{ err error }
 
 // imageBitmap is one of the event's column bitmaps: which columns the
 // images after it hold, and the skipped ones as go-mysql lists them.
@@ -618,6 +631,31 @@ func (d *rowsDec) value(out *any, c *colPlan, data []byte) int {
 		return h + l
 	case mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING:
 		return d.stringValue(out, int(c.meta), data)
+	case typeBlobCompressed:
+		l, h := 0, int(c.meta)
+		if h < 1 || h > 4 {
+			return -1
+		}
+		for k := h - 1; k >= 0; k-- {
+			l = l<<8 | int(data[k])
+		}
+		v, err := uncompressColumn(data[h:h+l:h+l], 1<<(8*h)-1)
+		if err != nil {
+			panic(compressedError{err})
+		}
+		*out = d.box.bytes(v)
+		return h + l
+	case typeVarcharCompressed:
+		l, h := int(data[0]), 1
+		if c.meta >= 256 {
+			l, h = int(binary.LittleEndian.Uint16(data)), 2
+		}
+		v, err := uncompressColumn(data[h:h+l:h+l], int(c.meta))
+		if err != nil {
+			panic(compressedError{err})
+		}
+		*out = d.box.string(str(v))
+		return h + l
 	case mysql.MYSQL_TYPE_STRING:
 		return d.stringValue(out, c.length, data)
 	}

@@ -138,7 +138,7 @@ func hasNames(tm *replication.TableMapEvent) bool {
 func positionalColumns(tm *replication.TableMapEvent, flavor string) []Column {
 	cols := make([]Column, tm.ColumnCount)
 	unsigned := tm.UnsignedMap()
-	colls := tm.CollationMap()
+	colls := collationMap(tm, flavor)
 	if esc := tm.EnumSetCollationMap(); esc != nil {
 		if colls == nil {
 			colls = esc
@@ -329,10 +329,13 @@ func typeFromBinlog(c *Column, flavor string) {
 		if !isGeometryType(c.DataType) {
 			c.DataType = "geometry"
 		}
-	case mysql.MYSQL_TYPE_BLOB:
+	case mysql.MYSQL_TYPE_BLOB, typeBlobCompressed:
 		binary := c.Charset == "binary"
 		c.DataType = blobName(int(meta), binary)
-	case mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING:
+	case mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING, typeVarcharCompressed:
+		if c.BinlogType == typeVarcharCompressed {
+			meta-- // the compression header's byte
+		}
 		if c.Charset == "binary" {
 			c.DataType, c.Length = "varbinary", int(meta)
 		} else {

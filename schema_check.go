@@ -181,14 +181,17 @@ func checkColumn(c *Column, code byte, meta uint16) string {
 			return fmt.Sprintf("the binlog stores up to %d bytes, the declared type %d", stringFieldLength(meta), c.Length*w)
 		}
 	case "varchar", "varbinary":
-		if d := want(mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING); d != "" {
+		if d := want(mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING, typeVarcharCompressed); d != "" {
 			return d
+		}
+		if code == typeVarcharCompressed {
+			meta-- // the compression header's byte
 		}
 		if w := textWidth(c); w > 0 && int(meta) != c.Length*w {
 			return fmt.Sprintf("the binlog stores up to %d bytes, the declared type %d", meta, c.Length*w)
 		}
 	case "tinytext", "tinyblob", "text", "blob", "mediumtext", "mediumblob", "longtext", "longblob":
-		if d := want(mysql.MYSQL_TYPE_BLOB); d != "" {
+		if d := want(mysql.MYSQL_TYPE_BLOB, typeBlobCompressed); d != "" {
 			return d
 		}
 		if n := blobPackLenOf(c.DataType); int(meta) != n {

@@ -333,10 +333,11 @@ var unknownColumnTypes = map[string]bool{
 //     ALGORITHM=NOCOPY becomes ALGORITHM=INPLACE;
 //   - MariaDB's system versioning goes, noted in notes (see ddlNotes and
 //     histTable.versioned): [WITH|WITHOUT|ADD|DROP] SYSTEM VERSIONING,
-//     [GENERATED ALWAYS] AS ROW START|END, PERIOD FOR name (start, end).
+//     [GENERATED ALWAYS] AS ROW START|END, PERIOD FOR name (start, end);
+//   - COMPRESSED[=zlib] goes (the column keeps its type; the binlog gives
+//     it a type code of its own, which checkColumn takes).
 //
-// Anything else (COMPRESSED, which the binlog writes as other types) is
-// left to fail. A syntax error gives where the parser stopped: its "near"
+// Anything else is left to fail. A syntax error gives where the parser stopped: its "near"
 // text is the statement from there on (its length, when cut).
 func rewriteAtError(text string, err error, notes *ddlNotes) (string, bool) {
 	msg := err.Error()
@@ -368,6 +369,13 @@ func rewriteAtError(text string, err error, notes *ddlNotes) (string, bool) {
 		return text[:off] + "ENUM('" + columnTypeMark + w + "')" + rest, true
 	case w == "persistent":
 		return text[:off] + "STORED" + rest, true
+	case w == "compressed":
+		// a COMPRESSED column (the binlog has types of its own for it:
+		// typeBlobCompressed, typeVarcharCompressed), =zlib optional
+		if v := skipSpaces(strings.TrimPrefix(after, "=")); v != after && strings.EqualFold(leadingWord(v), "zlib") {
+			return text[:off] + v[len("zlib"):], true
+		}
+		return text[:off] + rest, true
 	case w == "versioning":
 		return rewriteVersioning(text, off, rest, notes)
 	case (w == "with" || w == "without") && next == "system":

@@ -49,9 +49,20 @@ func (d *rowsDecoder) run(j *rowsJob) error {
 		if d.recycle {
 			j.arena = newArena()
 		}
-		if decodeRowsFast(j.re, j.plan, j.settings, j.pos, j.data, j.arena) {
+		ok, err := decodeRowsFast(j.re, j.plan, j.settings, j.pos, j.data, j.arena)
+		if ok {
 			d.fastEvents.Add(1)
 			return nil
+		}
+		if err == nil && j.plan != nil && j.plan.compressed {
+			err = fmt.Errorf("%w: rows of %s, which has a COMPRESSED column, do not decode", ErrCorruptEvent, tableName(j.re))
+		}
+		if err != nil {
+			if j.arena != nil {
+				j.arena.release(j.arena.gen.Load())
+				j.arena = nil
+			}
+			return err
 		}
 		if j.arena != nil { // go-mysql decodes: its values are its own
 			j.arena.release(j.arena.gen.Load())

@@ -57,6 +57,9 @@ func (q *eventQueue) HandleEvent(e *replication.BinlogEvent) error {
 	if e.Header != nil {
 		size = int64(e.Header.EventSize)
 	}
+	if tm, ok := e.Event.(*replication.TableMapEvent); ok {
+		fixCompressedMeta(tm, e.RawData) // before the parser reads its rows
+	}
 	q.mu.Lock()
 	for len(q.buf) > 0 && (len(q.buf) >= q.max || q.bytes+size > q.maxBytes) && q.err == nil {
 		q.feedWait = true

@@ -62,6 +62,12 @@ var Columns = []Col{
 	{"lnp", "VARCHAR(5) CHARACTER SET latin1 COLLATE latin1_swedish_nopad_ci", []string{"'é'", "'ÿx'", "''"}, "HEX(CONVERT(%s USING utf8mb4))", "utf8hex"},
 	{"u16u", "VARCHAR(5) CHARACTER SET utf16 COLLATE utf16_uca1400_ai_ci", []string{"'漢é'", "'😀'", "'a'"}, "HEX(CONVERT(%s USING utf8mb4))", "utf8hex"},
 	{"tx", "TEXT", []string{"'hello'", "''", "REPEAT('z', 300)"}, "HEX(CONVERT(%s USING utf8mb4))", "utf8hex"},
+	// MariaDB's COMPRESSED columns (binlog types 140 and 141): values that
+	// compress, and short ones stored as they are.
+	{"tcz", "TEXT COMPRESSED CHARACTER SET latin1", []string{"REPEAT('é', 400)", "'ab'", "''"}, "HEX(CONVERT(%s USING utf8mb4))", "utf8hex"},
+	{"bcz", "BLOB COMPRESSED", []string{"REPEAT(x'00FF', 500)", "x'01'", "''"}, "HEX(%s)", "hex"},
+	{"vcz", "VARCHAR(300) COMPRESSED", []string{"REPEAT('漢字', 100)", "'x'", "''"}, "HEX(CONVERT(%s USING utf8mb4))", "utf8hex"},
+	{"vbz", "VARBINARY(200) COMPRESSED=zlib", []string{"REPEAT(x'AB', 150)", "x'00'", "''"}, "HEX(%s)", "hex"},
 	{"bn", "BINARY(8)", []string{"'ab'", "x'00'", "x'FFFFFFFFFFFFFFFF'"}, "HEX(%s)", "hex"},
 	{"vb", "VARBINARY(20)", []string{"x'FF00'", "''", "x'00'"}, "HEX(%s)", "hex"},
 	{"bl", "BLOB", []string{"x'00FF'", "''", "REPEAT(x'C3', 70000 DIV 1000)"}, "HEX(%s)", "hex"},
