@@ -156,13 +156,19 @@ func streamNamed(t *testing.T, src binlogstream.Source, start binlogstream.Resum
 // every row carries its own names, from the Table_map (FULL) or from the
 // CREATE and ALTER statements of the binlog (MINIMAL, NO_LOG). Then a
 // crash after every event, resumed with the history file as the crash left
-// it, delivers the same named rows.
+// it, delivers the same named rows. Once more with MariaDB's compressed
+// binlog events (log_bin_compress).
 func TestIntegrationSchemaDDL(t *testing.T) {
 	mariadb.Require(t)
 	t.Parallel()
-	for _, mode := range []string{"NO_LOG", "MINIMAL", "FULL"} {
-		t.Run(mode, func(t *testing.T) {
-			s := mariadb.Start(t, mariadb.Options{ExtraArgs: []string{"--binlog-row-metadata=" + mode}})
+	for _, name := range []string{"NO_LOG", "MINIMAL", "FULL", "NO_LOG/log_bin_compress"} {
+		t.Run(name, func(t *testing.T) {
+			mode, compress, _ := strings.Cut(name, "/")
+			args := []string{"--binlog-row-metadata=" + mode}
+			if compress != "" { // MariaDB's compressed Query and rows events
+				args = append(args, "--log-bin-compress=ON", "--log-bin-compress-min-len=10")
+			}
+			s := mariadb.Start(t, mariadb.Options{ExtraArgs: args})
 			require.Equal(t, mode, s.QueryValue(t, "SELECT @@binlog_row_metadata"))
 			from := masterPos(t, s)
 			s.Exec(t, schemaDDLWorkload...)
@@ -182,7 +188,7 @@ func TestIntegrationSchemaDDL(t *testing.T) {
 				require.NoError(t, rest.err, "crash after event %d", k)
 				require.Equal(t, full.rows, append(first.rows, rest.rows...), "crash after event %d", k)
 			}
-			t.Logf("%s: %d events, %d row changes, crash after each", mode, n, len(full.rows))
+			t.Logf("%s: %d events, %d row changes, crash after each", name, n, len(full.rows))
 		})
 	}
 }

@@ -62,7 +62,8 @@ func renderValue(kind string, v any) string {
 // MINIMAL and FULL with binlog_row_image FULL, MINIMAL and NOBLOB: every
 // value of every row image Event.RowValues gives equals the server's own
 // SELECT of that row, and a column the image left out is Absent (never
-// nil, which is NULL).
+// nil, which is NULL). Once more with MariaDB's compressed binlog events
+// (log_bin_compress: compressed Query and rows events).
 func TestIntegrationValuesEqualServer(t *testing.T) {
 	mariadb.Require(t)
 	t.Parallel()
@@ -73,6 +74,9 @@ func TestIntegrationValuesEqualServer(t *testing.T) {
 			})
 		}
 	}
+	t.Run("NO_LOG/FULL/log_bin_compress", func(t *testing.T) {
+		valuesEqualServer(t, "NO_LOG", "FULL", "--log-bin-compress=ON", "--log-bin-compress-min-len=10")
+	})
 }
 
 type imageVals struct {
@@ -80,9 +84,9 @@ type imageVals struct {
 	vals []any
 }
 
-func valuesEqualServer(t *testing.T, mode, image string) {
-	s := mariadb.Start(t, mariadb.Options{ExtraArgs: []string{"--binlog-row-metadata=" + mode, "--binlog-row-image=" + image,
-		"--max-allowed-packet=64M"}})
+func valuesEqualServer(t *testing.T, mode, image string, extra ...string) {
+	s := mariadb.Start(t, mariadb.Options{ExtraArgs: append([]string{"--binlog-row-metadata=" + mode, "--binlog-row-image=" + image,
+		"--max-allowed-packet=64M"}, extra...)})
 	createX, insertX := valuecases.TableSQL("x", valuecases.Exotic)
 	s.Exec(t, "CREATE DATABASE d", "USE d", createX)
 	from := masterPos(t, s)
