@@ -25,7 +25,8 @@
 // # Snapshot, then stream
 //
 // The first run copies the selected tables (those --tables matches, each
-// with a primary key) in primary-key chunks of --chunk rows, each chunk in
+// a base table with a primary key; views and MariaDB's system-versioned
+// tables, whose binlog also holds the history rows, are refused) in primary-key chunks of --chunk rows, each chunk in
 // its own target transaction with the table's progress, from one read
 // transaction that sees the source as of one binlog position. On MariaDB
 // that position comes without stopping writers: START TRANSACTION WITH

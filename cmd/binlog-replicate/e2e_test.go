@@ -189,6 +189,29 @@ func TestReplicateNewMatchingTableStops(t *testing.T) {
 	require.Contains(t, res.stderr, "table d.a2 matches --tables but was not in the snapshot")
 }
 
+// Tables binlog-replicate cannot apply by primary key are refused at the
+// start, each with its reason: a MariaDB system-versioned table (its
+// binlog holds the history rows too), a view, a table without a primary
+// key.
+func TestReplicateRefusesTables(t *testing.T) {
+	mariadb.Require(t)
+	src := mariadb.Start(t, mariadb.Options{})
+	tgt := mariadb.Start(t, mariadb.Options{ServerID: 2})
+	src.Exec(t, "CREATE DATABASE d", "CREATE TABLE d.ok (id INT PRIMARY KEY)",
+		"CREATE TABLE d.sv (id INT PRIMARY KEY, a INT) WITH SYSTEM VERSIONING",
+		"CREATE VIEW d.vw AS SELECT id FROM d.ok", "CREATE TABLE d.nopk (a INT)")
+	for table, want := range map[string]string{
+		"d.sv":   "source: table d.sv is system-versioned (MariaDB): binlog-replicate does not replicate such tables",
+		"d.vw":   "source: d.vw is a view, not a base table",
+		"d.nopk": "source: table d.nopk has no primary key",
+	} {
+		r := &rig{src: src, tgt: tgt, args: []string{"--tables", "d.ok," + table, "--quiet"}}
+		res := r.run(t, "--stop-at-current")
+		require.Equal(t, 1, res.code, res.stderr)
+		require.Contains(t, res.stderr, want)
+	}
+}
+
 // A target that diverged from the source (a row deleted or added behind
 // the replicator's back) stops the run with the table, the position and
 // what is wrong, and the checkpoint does not move past the change: the

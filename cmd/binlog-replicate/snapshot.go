@@ -74,9 +74,29 @@ func resolveTables(src *client.Conn, pats binlogstream.TablePatterns) ([]*table,
 	if len(out) == 0 {
 		return nil, fmt.Errorf("source: no table matches --tables")
 	}
+	r, err = src.Execute(`SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE FROM information_schema.TABLES
+		WHERE TABLE_TYPE NOT IN ('BASE TABLE') AND TABLE_SCHEMA NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys')`)
+	if err != nil {
+		return nil, fmt.Errorf("source: list table types: %w", err)
+	}
+	kind := map[string]string{}
+	for i := range r.RowNumber() {
+		schema, _ := r.GetString(i, 0)
+		name, _ := r.GetString(i, 1)
+		typ, _ := r.GetString(i, 2)
+		kind[schema+"."+name] = typ
+	}
 	for _, t := range out {
-		if len(t.key) == 0 {
-			return nil, fmt.Errorf("source: table %s has no primary key (or is a view): binlog-replicate applies changes by primary key", t)
+		switch k := kind[t.schema+"."+t.name]; {
+		case k == "SYSTEM VERSIONED":
+			// Its binlog holds the history rows the source's versioning
+			// writes (an update is also an insert of the old row), which a
+			// versioned target would write again.
+			return nil, fmt.Errorf("source: table %s is system-versioned (MariaDB): binlog-replicate does not replicate such tables", t)
+		case len(t.key) == 0 && k != "":
+			return nil, fmt.Errorf("source: %s is a %s, not a base table: binlog-replicate replicates base tables", t, strings.ToLower(k))
+		case len(t.key) == 0:
+			return nil, fmt.Errorf("source: table %s has no primary key: binlog-replicate applies changes by primary key", t)
 		}
 	}
 	return out, nil
