@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"syscall"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -89,6 +90,13 @@ func (e *DecodeError) Error() string {
 	what := "an event"
 	if e.Header.EventType != 0 {
 		what = fmt.Sprintf("the %s event ending at offset %d", e.Header.EventType, e.Header.LogPos)
+	}
+	if strings.Contains(e.Reason, "unsupport type") {
+		// A type go-mysql's decoder does not know (MariaDB's COMPRESSED
+		// columns, 140 and 141), when this package's decoder does not
+		// apply: a start inside a statement is not the cause.
+		return fmt.Sprintf("binlogstream: cannot decode %s: a column type go-mysql's decoder does not know "+
+			"(this package's decoder reads MariaDB's COMPRESSED columns, unless Tune sets go-mysql's ParseTime or UseDecimal): %s", what, e.Reason)
 	}
 	if e.From.IsGTID() {
 		return fmt.Sprintf("binlogstream: cannot decode %s (dump from %s): %s", what, e.From.describe(), e.Reason)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -158,4 +159,32 @@ func valuesEqualServer(t *testing.T, mode, image string, extra ...string) {
 		assert.Positive(t, absent, "a %s image leaves columns out", image)
 	}
 	t.Logf("%s/%s: %d row images compared, %d columns absent", mode, image, len(got["v"])+len(got["x"]), absent)
+}
+
+// TestIntegrationCompressedWithGoMySQLDecoder: with go-mysql's decoder
+// chosen (Tune sets ParseTime), a COMPRESSED column, which only this
+// package's decoder reads, stops the stream with an error that says so,
+// not the hint for a start inside a statement.
+func TestIntegrationCompressedWithGoMySQLDecoder(t *testing.T) {
+	mariadb.Require(t)
+	t.Parallel()
+	s := mariadb.Start(t, mariadb.Options{})
+	from := masterPos(t, s)
+	s.Exec(t, "CREATE DATABASE d", "USE d", "CREATE TABLE c (id INT PRIMARY KEY, b BLOB COMPRESSED)", "INSERT INTO c VALUES (1, REPEAT('a', 100))")
+	src, err := binlogstream.NewSyncerSource(binlogstream.SyncerConfig{
+		DSN:      binlogstream.DSN{User: s.ReplUser(), Password: s.ReplPassword(), Host: s.Host(), Port: uint16(s.Port())},
+		ServerID: 1002, Flavor: mysql.MariaDBFlavor,
+		Tune: func(c *replication.BinlogSyncerConfig) { c.ParseTime = true },
+	})
+	require.NoError(t, err)
+	st, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: src, Start: binlogstream.StartAt(from)})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err = st.Run(ctx)
+	var de *binlogstream.DecodeError
+	require.ErrorAs(t, err, &de)
+	require.ErrorContains(t, err, "a column type go-mysql's decoder does not know")
+	require.NotContains(t, err.Error(), "a start inside a statement")
+	require.NoError(t, st.Close())
 }
