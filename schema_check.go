@@ -70,6 +70,8 @@ func merge(k tableKey, h *histTable, tm *replication.TableMapEvent, flavor strin
 		c.BinlogType, c.BinlogMeta, c.Nullable = fromMap.BinlogType, fromMap.BinlogMeta, fromMap.Nullable
 		if c.Charset == "" {
 			c.Charset, c.Collation = fromMap.Charset, fromMap.Collation
+		} else if c.Collation == "" && c.Charset == fromMap.Charset {
+			c.Collation = fromMap.Collation // a default the history cannot know, MINIMAL and FULL log it
 		}
 		if c.Elems == nil {
 			c.Elems = fromMap.Elems

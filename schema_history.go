@@ -31,6 +31,9 @@ type histTable struct {
 	cols    []Column
 	pk      []string // primary key column names, in key order
 	charset string   // table default charset
+	// collation is the table's default collation when a COLLATE names
+	// it ("" when the charset's default, which the server decides).
+	collation string
 	// versioned: MariaDB system versioning with implicit row start and
 	// end columns, which follow cols in every row image (and are in no
 	// information_schema.COLUMNS).
@@ -785,8 +788,16 @@ func (h *schemaHistory) defaultCharset(k tableKey, opts []*ast.TableOption) stri
 
 func (h *schemaHistory) createTable(k tableKey, s *ast.CreateTableStmt) (*histTable, error) {
 	t := &histTable{charset: h.defaultCharset(k, s.Options), versioned: h.notes.versioning > 0 && !h.notes.period}
+	for _, o := range s.Options {
+		switch o.Tp {
+		case ast.TableOptionCharset:
+			t.collation = ""
+		case ast.TableOptionCollate:
+			t.collation = h.realCollation(o.StrValue)
+		}
+	}
 	for _, cd := range s.Cols {
-		c, pk := h.column(cd, t.charset)
+		c, pk := h.column(cd, t)
 		if pk {
 			t.pk = []string{c.Name}
 		}
@@ -816,14 +827,31 @@ func constraintColumns(con *ast.Constraint) []string {
 // columnFromDef turns a parsed column definition into a Column (declared
 // type and charset; the Table_map supplies the rest) and says whether it
 // is declared PRIMARY KEY.
-// column is columnFromDef with the real name of a collation the parse
-// read under a stand-in's (renameCollation).
-func (h *schemaHistory) column(cd *ast.ColumnDef, tableCharset string) (Column, bool) {
-	c, pk := columnFromDef(cd, tableCharset)
-	if real, ok := h.notes.collations[c.Collation]; ok {
-		c.Collation = real
+// column is columnFromDef in table t, with the real name of a collation
+// the parse read under a stand-in's (renameCollation), and t's default
+// collation for a text column that names neither charset nor collation.
+func (h *schemaHistory) column(cd *ast.ColumnDef, t *histTable) (Column, bool) {
+	c, pk := columnFromDef(cd, t.charset)
+	c.Collation = h.realCollation(c.Collation)
+	if isTextType(c.DataType) && c.Collation == "" && c.Charset == normCharset(t.charset) && !namesCharset(cd) {
+		c.Collation = t.collation
 	}
 	return c, pk
+}
+
+// realCollation is a collation's name as the history keeps it, the real
+// one of a stand-in's (renameCollation).
+func (h *schemaHistory) realCollation(name string) string {
+	name = normCollation(strings.ToLower(name))
+	if real, ok := h.notes.collations[name]; ok {
+		return real
+	}
+	return name
+}
+
+// namesCharset reports whether a column definition names its charset.
+func namesCharset(cd *ast.ColumnDef) bool {
+	return cd.Tp.GetCharset() != ""
 }
 
 func columnFromDef(cd *ast.ColumnDef, tableCharset string) (Column, bool) {
@@ -922,11 +950,8 @@ func columnFromDef(cd *ast.ColumnDef, tableCharset string) (Column, bool) {
 			cs = tableCharset
 		}
 		c.Charset = normCharset(cs)
-		if coll == "" && cs != "" {
-			if d, err := charset.GetDefaultCollationLegacy(cs); err == nil {
-				coll = d
-			}
-		}
+		// Without a COLLATE the collation is the charset's default on the
+		// server (or the table's, see schemaHistory.column): not known here.
 		c.Collation = normCollation(strings.ToLower(coll))
 	}
 	if c.DataType == "json" {
@@ -994,7 +1019,7 @@ func (h *schemaHistory) alterTable(db string, s *ast.AlterTableStmt, ch *ddlChan
 		switch sp.Tp {
 		case ast.AlterTableAddColumns:
 			for i, cd := range sp.NewColumns {
-				c, pk := h.column(cd, t.charset)
+				c, pk := h.column(cd, t)
 				if t.find(c.Name) >= 0 {
 					if sp.IfNotExists {
 						continue
@@ -1034,7 +1059,7 @@ func (h *schemaHistory) alterTable(db string, s *ast.AlterTableStmt, ch *ddlChan
 				}
 				return fmt.Errorf("%s %s: %s has no such column", alterVerb(sp.Tp), oldName, k)
 			}
-			c, pk := h.column(sp.NewColumns[0], t.charset)
+			c, pk := h.column(sp.NewColumns[0], t)
 			t.cols = append(t.cols[:i:i], t.cols[i+1:]...)
 			pos := sp.Position
 			if pos == nil || pos.Tp == ast.ColumnPositionNone {
@@ -1063,15 +1088,20 @@ func (h *schemaHistory) alterTable(db string, s *ast.AlterTableStmt, ch *ddlChan
 		case ast.AlterTableDropPrimaryKey:
 			t.pk = nil
 		case ast.AlterTableOption:
+			convert := false
 			for _, o := range sp.Options {
 				if o.Tp != ast.TableOptionCharset && o.Tp != ast.TableOptionCollate {
 					continue
 				}
-				cs := charsetOfOption(o.Tp == ast.TableOptionCharset, o.Tp == ast.TableOptionCollate, o.StrValue, "")
-				t.charset = cs
-				if o.UintValue == ast.TableOptionCharsetWithConvertTo {
-					t.convertTo(cs)
+				t.charset = charsetOfOption(o.Tp == ast.TableOptionCharset, o.Tp == ast.TableOptionCollate, o.StrValue, "")
+				t.collation = ""
+				if o.Tp == ast.TableOptionCollate {
+					t.collation = h.realCollation(o.StrValue)
 				}
+				convert = convert || o.UintValue == ast.TableOptionCharsetWithConvertTo
+			}
+			if convert {
+				t.convertTo(t.charset, t.collation)
 			}
 		case ast.AlterTableRenameTable:
 			to := tableKeyOf(db, sp.NewTable)
@@ -1096,11 +1126,7 @@ func alterVerb(tp ast.AlterTableType) string {
 // convertTo applies CONVERT TO CHARACTER SET to every text column. A TEXT
 // type grows to the next one that holds as many characters in the wider
 // charset, as the server does.
-func (t *histTable) convertTo(cs string) {
-	coll := ""
-	if d, err := charset.GetDefaultCollationLegacy(cs); err == nil {
-		coll = normCollation(d)
-	}
+func (t *histTable) convertTo(cs, coll string) {
 	for i := range t.cols {
 		c := &t.cols[i]
 		if !isTextType(c.DataType) || c.Charset == "binary" {

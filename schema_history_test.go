@@ -172,8 +172,7 @@ func TestSchemaHistoryUnknownCollations(t *testing.T) {
 	for _, c := range h.tables[tableKey{"d", "t"}].cols {
 		colls[c.Name] = c.Collation
 	}
-	delete(colls, "c") // no COLLATE: the history's guess, not this test's
-	require.Equal(t, map[string]string{"utf8mb4_nopad_bin": "", "a": "utf8mb4_uca1400_ai_ci", "b": "latin1_swedish_nopad_ci",
+	require.Equal(t, map[string]string{"utf8mb4_nopad_bin": "", "a": "utf8mb4_uca1400_ai_ci", "b": "latin1_swedish_nopad_ci", "c": "utf8mb4_uca1400_ai_ci",
 		"d": "utf8mb4_bin", "e": "utf8mb3_uca1400_as_cs", "f": "utf8mb4_nopad_bin", "g": "cp1251_general_nopad_ci"}, colls)
 	require.Equal(t, "x varchar(2) utf8mb4", cols(h, "d", "u"))
 
@@ -234,6 +233,36 @@ func TestSchemaHistorySystemVersioning(t *testing.T) {
 		require.Equal(t, want, rowCols(h, table), table)
 	}
 	require.Contains(t, rowCols(h, "b"), "unknown: DROP SYSTEM VERSIONING of a table whose row start and end columns are declared")
+}
+
+// TestSchemaHistoryCollations: a text column's collation is its COLLATE,
+// else the table's COLLATE when the column names no charset, else the
+// charset's default on the server, which the history does not know ("").
+func TestSchemaHistoryCollations(t *testing.T) {
+	h := newSchemaHistory()
+	h.serverCharset = "utf8mb4"
+	colls := func(table string) string {
+		var out []string
+		for _, c := range h.tables[tableKey{"d", table}].cols {
+			out = append(out, c.Name+"="+c.Collation)
+		}
+		return strings.Join(out, " ")
+	}
+	applyAll(t, h, "d",
+		"CREATE TABLE t (a VARCHAR(3), b VARCHAR(3) CHARACTER SET utf8mb4, c VARCHAR(3) CHARACTER SET latin1, "+
+			"d VARCHAR(3) COLLATE utf8mb4_bin, e ENUM('x'), f VARBINARY(3), n INT) CHARSET utf8mb4 COLLATE utf8mb4_unicode_ci",
+		"CREATE TABLE u (a VARCHAR(3), j JSON) CHARSET latin1",
+		"CREATE TABLE w (a TEXT)")
+	require.Equal(t, "a=utf8mb4_unicode_ci b= c= d=utf8mb4_bin e=utf8mb4_unicode_ci f=binary n=", colls("t"))
+	require.Equal(t, "a= j=utf8mb4_bin", colls("u"))
+	require.Equal(t, "a=", colls("w"))
+	applyAll(t, h, "d",
+		"ALTER TABLE t DEFAULT COLLATE utf8mb4_german2_ci, ADD COLUMN g TEXT, ADD COLUMN h TEXT CHARACTER SET utf8mb4",
+		"ALTER TABLE u CONVERT TO CHARACTER SET utf8mb4 COLLATE utf8mb4_uca1400_ai_ci",
+		"ALTER TABLE w CONVERT TO CHARACTER SET latin1")
+	require.Equal(t, "a=utf8mb4_unicode_ci b= c= d=utf8mb4_bin e=utf8mb4_unicode_ci f=binary n= g=utf8mb4_german2_ci h=", colls("t"))
+	require.Equal(t, "a=utf8mb4_uca1400_ai_ci j=utf8mb4_bin", colls("u"))
+	require.Equal(t, "a=", colls("w"))
 }
 
 // TestParseErrorOffset: where the parser stopped, from its error, in a

@@ -426,7 +426,14 @@ func TestIntegrationSchemaTypes(t *testing.T) {
 			"INSERT INTO sv4 (id, a) VALUES (1, 2)",
 			"CREATE TABLE sv5 (id INT, a INT)", "ALTER TABLE sv5 ADD SYSTEM VERSIONING", "INSERT INTO sv5 VALUES (1, 2)",
 			"CREATE TABLE sv6 (id INT) WITH SYSTEM VERSIONING", "ALTER TABLE sv6 DROP SYSTEM VERSIONING", "INSERT INTO sv6 VALUES (1)",
-			"CREATE TABLE ap (id INT, a DATE, b DATE, PERIOD FOR p (a, b))", "INSERT INTO ap VALUES (1, '2020-01-01', '2021-01-01')")
+			"CREATE TABLE ap (id INT, a DATE, b DATE, PERIOD FOR p (a, b))", "INSERT INTO ap VALUES (1, '2020-01-01', '2021-01-01')",
+			// Collations: the table's COLLATE for a column that names no
+			// charset, a CONVERT TO's for every text column.
+			"CREATE TABLE coll (a VARCHAR(3), b VARCHAR(3) CHARACTER SET utf8mb4, c VARCHAR(3) CHARACTER SET latin1, e ENUM('x')) COLLATE utf8mb4_unicode_ci",
+			"INSERT INTO coll VALUES ('a', 'b', 'c', 'x')",
+			"CREATE TABLE coll2 (a VARCHAR(3), t TEXT) CHARSET latin1",
+			"ALTER TABLE coll2 CONVERT TO CHARACTER SET utf8mb4 COLLATE utf8mb4_german2_ci, ADD COLUMN z VARCHAR(2)",
+			"INSERT INTO coll2 VALUES ('a', 't', 'z')")
 		target := masterPos(t, s)
 		src := itSource(t, s)
 		store := binlogstream.NewFileSchemaStore(filepath.Join(t.TempDir(), "h"))
@@ -450,7 +457,7 @@ func TestIntegrationSchemaTypes(t *testing.T) {
 		cancel()
 		require.ErrorIs(t, err, context.Canceled, mode)
 		require.NoError(t, store.Close())
-		require.Len(t, got, 12, mode)
+		require.Len(t, got, 14, mode)
 		types[mode] = got
 	}
 	for mode, got := range types {
@@ -465,7 +472,17 @@ func TestIntegrationSchemaTypes(t *testing.T) {
 		if mode == "FULL" {
 			continue
 		}
-		for _, name := range []string{"live", "snap", "ex", "ex2", "sv", "sve", "sv2", "sv3", "sv4", "sv5", "sv6", "ap"} {
+		// The history's collations, compared with FULL's below: a
+		// charset's default is the server's, logged under MINIMAL, not
+		// known under NO_LOG.
+		want := []string{"utf8mb4_unicode_ci", "utf8mb4_general_ci", "latin1_swedish_ci", "utf8mb4_unicode_ci"}
+		if mode == "NO_LOG" {
+			want[1], want[2] = "", ""
+		}
+		assert.Equal(t, want,
+			[]string{got["coll"].Columns[0].Collation, got["coll"].Columns[1].Collation, got["coll"].Columns[2].Collation, got["coll"].Columns[3].Collation}, mode)
+		assert.Equal(t, "utf8mb4_german2_ci", got["coll2"].Columns[1].Collation, mode)
+		for _, name := range []string{"live", "snap", "ex", "ex2", "sv", "sve", "sv2", "sv3", "sv4", "sv5", "sv6", "ap", "coll", "coll2"} {
 			compareWithFull(t, mode+" "+name, types["FULL"][name], got[name])
 		}
 	}
@@ -502,6 +519,9 @@ func compareWithFull(t *testing.T, what string, full, hist *binlogstream.Table) 
 			// those of text columns, not of ENUM and SET).
 			if c.Charset != "" {
 				assert.Equal(t, full.Columns[i].Charset, c.Charset, "%s column %s", mode, c.Name)
+			}
+			if c.Collation != "" {
+				assert.Equal(t, full.Columns[i].Collation, c.Collation, "%s column %s collation", what, c.Name)
 			}
 			if mode == "MINIMAL" && full.Columns[i].Charset != "" && c.DataType != "enum" && c.DataType != "set" {
 				assert.NotEmpty(t, c.Charset, "%s column %s: the Table_map logs its charset", mode, c.Name)
