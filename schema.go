@@ -208,13 +208,14 @@ func collationName(id uint64) (cs, coll string) {
 }
 
 // mariadbCollation is a MariaDB collation id's charset and collation:
-// below 512 MySQL's ids, but for the five Unicode Croatian ones MariaDB
-// renamed;
-// from 576 a block of 32 ids per Unicode charset; from 1024 the NO PAD
-// twin of the collation 1024 below; from 2048 the UCA 14.0.0 collations,
-// 256 ids per Unicode charset, 8 per tailoring (accent and case
-// sensitivity, PAD or NO PAD). Checked against a server's full list by
-// TestIntegrationCollationIDs.
+//   - below 512, MySQL's ids, but for the five Unicode Croatian ones
+//     MariaDB renamed;
+//   - from 576, a block of 32 ids per Unicode charset;
+//   - from 1024, the NO PAD twin of the collation 1024 below;
+//   - from 2048, the UCA 14.0.0 collations: 256 ids per Unicode charset,
+//     8 per tailoring (accent and case sensitivity, PAD or NO PAD).
+//
+// Checked against a server's full list by TestIntegrationCollationIDs.
 func mariadbCollation(id uint64) (cs, coll string, ok bool) {
 	unicode := func(block uint64) (string, bool) {
 		if block >= uint64(len(mariadbUnicodeCharsets)) {
