@@ -76,6 +76,9 @@ func merge(k tableKey, h *histTable, tm *replication.TableMapEvent, flavor strin
 		if c.Elems == nil {
 			c.Elems = fromMap.Elems
 		}
+		if c.DataType == "json" && c.BinlogType == mysql.MYSQL_TYPE_JSON {
+			c.Charset, c.Collation = "utf8mb4", "utf8mb4_bin" // MySQL's JSON: binary, text out in UTF-8
+		}
 	}
 	for _, name := range h.pk {
 		if i := t.Column(name); i >= 0 {

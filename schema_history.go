@@ -1129,6 +1129,12 @@ func alterVerb(tp ast.AlterTableType) string {
 func (t *histTable) convertTo(cs, coll string) {
 	for i := range t.cols {
 		c := &t.cols[i]
+		if c.DataType == "json" {
+			// MariaDB's JSON is a LONGTEXT, which CONVERT TO converts
+			// (MySQL's is not text: merge gives it its charset back).
+			c.Charset, c.Collation = cs, coll
+			continue
+		}
 		if !isTextType(c.DataType) || c.Charset == "binary" {
 			continue
 		}

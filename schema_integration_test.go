@@ -433,7 +433,10 @@ func TestIntegrationSchemaTypes(t *testing.T) {
 			"INSERT INTO coll VALUES ('a', 'b', 'c', 'x')",
 			"CREATE TABLE coll2 (a VARCHAR(3), t TEXT) CHARSET latin1",
 			"ALTER TABLE coll2 CONVERT TO CHARACTER SET utf8mb4 COLLATE utf8mb4_german2_ci, ADD COLUMN z VARCHAR(2)",
-			"INSERT INTO coll2 VALUES ('a', 't', 'z')")
+			"INSERT INTO coll2 VALUES ('a', 't', 'z')",
+			// MariaDB's JSON is a LONGTEXT: CONVERT TO converts it too.
+			"CREATE TABLE jc (id INT, a JSON, b TEXT)", "ALTER TABLE jc CONVERT TO CHARACTER SET latin1",
+			"INSERT INTO jc VALUES (1, '{\"é\": 1}', 'é')")
 		target := masterPos(t, s)
 		src := itSource(t, s)
 		store := binlogstream.NewFileSchemaStore(filepath.Join(t.TempDir(), "h"))
@@ -444,9 +447,13 @@ func TestIntegrationSchemaTypes(t *testing.T) {
 		// tables known before it need their binlog to be after it
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		got := map[string]*binlogstream.Table{}
+		var jc []any
 		st.AddListener(func(_ context.Context, ev binlogstream.Event) error {
 			if _, ok := ev.Event.(*replication.RowsEvent); ok {
 				got[ev.Table.Name] = ev.Table
+				if ev.Table.Name == "jc" {
+					jc = ev.RowValues(0)
+				}
 			}
 			if ev.End.Compare(target) >= 0 {
 				cancel()
@@ -457,7 +464,8 @@ func TestIntegrationSchemaTypes(t *testing.T) {
 		cancel()
 		require.ErrorIs(t, err, context.Canceled, mode)
 		require.NoError(t, store.Close())
-		require.Len(t, got, 14, mode)
+		require.Len(t, got, 15, mode)
+		require.Equal(t, []any{int64(1), `{"é": 1}`, "é"}, jc, "%s: a JSON column converted to latin1", mode)
 		types[mode] = got
 	}
 	for mode, got := range types {
@@ -482,7 +490,7 @@ func TestIntegrationSchemaTypes(t *testing.T) {
 		assert.Equal(t, want,
 			[]string{got["coll"].Columns[0].Collation, got["coll"].Columns[1].Collation, got["coll"].Columns[2].Collation, got["coll"].Columns[3].Collation}, mode)
 		assert.Equal(t, "utf8mb4_german2_ci", got["coll2"].Columns[1].Collation, mode)
-		for _, name := range []string{"live", "snap", "ex", "ex2", "sv", "sve", "sv2", "sv3", "sv4", "sv5", "sv6", "ap", "coll", "coll2"} {
+		for _, name := range []string{"live", "snap", "ex", "ex2", "sv", "sve", "sv2", "sv3", "sv4", "sv5", "sv6", "ap", "coll", "coll2", "jc"} {
 			compareWithFull(t, mode+" "+name, types["FULL"][name], got[name])
 		}
 	}

@@ -195,6 +195,9 @@ func (t *Table) Value(i int, raw any) any {
 			return netip.AddrFrom4([4]byte(padTo(b, 4))).String()
 		}
 	case "json":
+		if !isUTF8Charset(c.Charset) { // MariaDB's JSON (a LONGTEXT) converted to another charset
+			return decodeText(raw, c.Charset)
+		}
 		switch v := raw.(type) {
 		case []byte:
 			return string(v)

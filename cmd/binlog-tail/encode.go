@@ -160,7 +160,7 @@ func newTableFormat(tbl *binlogstream.Table) *tableFormat {
 			tf.enc[i] = encSet
 		case c.DataType == "bit":
 			tf.enc[i] = encBit
-		case c.DataType == "json":
+		case c.DataType == "json" && utf8Charset(c.Charset):
 			tf.enc[i] = encJSON
 		}
 	}
@@ -673,4 +673,14 @@ func utf8SeqLen[T string | []byte](s T, i int) int {
 		}
 	}
 	return 0
+}
+
+// utf8Charset: text in it is UTF-8 as stored (MariaDB's JSON, a LONGTEXT,
+// can be converted to another charset).
+func utf8Charset(cs string) bool {
+	switch cs {
+	case "", "utf8mb4", "utf8mb3", "utf8", "ascii":
+		return true
+	}
+	return false
 }
