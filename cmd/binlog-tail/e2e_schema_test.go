@@ -47,6 +47,15 @@ func TestEndToEndDDLKills(t *testing.T) {
 		bulk("a", "k, n", "CONCAT('k', seq), seq", 6),
 		"ALTER TABLE a RENAME TO c",
 		bulk("c", "k, n", "CONCAT('k', seq), seq", 7),
+		// MariaDB's own: implicit system versioning (row_start, row_end
+		// end every row image), UUID, POINT, a COMPRESSED column, a JSON
+		// column CONVERT TO turns latin1.
+		"CREATE TABLE e (id INT PRIMARY KEY, u UUID, g POINT, t TEXT COMPRESSED, j JSON) WITH SYSTEM VERSIONING",
+		bulk("e", "id, u, g, t, j", "seq, UUID(), POINT(seq, seq), REPEAT('é', 50 + seq % 7), JSON_OBJECT('n', seq, 'é', 1)", 8),
+		"UPDATE e SET t = 'short' WHERE id % 5 = 0",
+		"SET SESSION system_versioning_alter_history = KEEP",
+		"ALTER TABLE e CONVERT TO CHARACTER SET latin1, ADD COLUMN s INT AFTER id",
+		bulk("e", "id, s, u, g, t, j", "seq, seq, UUID(), POINT(seq, seq), REPEAT('é', 50), JSON_OBJECT('n', seq, 'é', 2)", 9),
 	)
 	// the server's own column order at the end agrees with the last table lines
 	assert.Equal(t, "v,w,id", s.QueryValue(t, "SELECT GROUP_CONCAT(COLUMN_NAME ORDER BY ORDINAL_POSITION) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA='d' AND TABLE_NAME='b'"))
@@ -69,6 +78,10 @@ func TestEndToEndDDLKills(t *testing.T) {
 		`"type":"delete","schema":"d","table":"b","row":{"v":null,"w":"w:40002","id":40002}`,
 		`"table":"a","row":{"id":40001,"y":40001}`,
 		`"table":"c","row":{"k":"k70001","n":70001}`,
+		`"table":"e","row":{"id":80005,"u":"`,
+		`"t":"short","j":"{\"n\": 80005, \"é\": 1}","row_start":"`,
+		`"table":"e","row":{"id":90001,"s":90001,"u":"`,
+		`"t":"` + strings.Repeat("é", 50) + `","j":"{\"n\": 90001, \"é\": 2}","row_start":"`,
 	} {
 		assert.True(t, strings.Contains(text, sub), "%s not in the reference", sub)
 		if !strings.Contains(text, sub) {
