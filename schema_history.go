@@ -957,8 +957,31 @@ func columnFromDef(cd *ast.ColumnDef, tableCharset string) (Column, bool) {
 	if c.DataType == "json" {
 		c.Charset, c.Collation = "utf8mb4", "utf8mb4_bin"
 	}
+	widenVarchar(&c)
 	c.Type = formatType(&c)
 	return c, pk
+}
+
+// maxVarcharBytes is the most bytes a VARCHAR or VARBINARY column holds.
+const maxVarcharBytes = 65535
+
+// widenVarchar gives a VARCHAR or VARBINARY longer than maxVarcharBytes
+// the smallest TEXT or BLOB type that holds it, as the server does
+// outside strict mode (in strict mode it refuses the statement, which
+// the binlog then never holds).
+func widenVarchar(c *Column) {
+	if c.DataType != "varchar" && c.DataType != "varbinary" {
+		return
+	}
+	w := charsetWidth(c.Charset)
+	if c.DataType == "varbinary" || c.Charset == "binary" {
+		w = 1
+	}
+	if w == 0 || c.Length*w <= maxVarcharBytes {
+		return
+	}
+	c.DataType = blobName(blobPackLen(c.Length*w), c.DataType == "varbinary" || c.Charset == "binary")
+	c.Length = 0
 }
 
 func blobPackLen(n int) int {
@@ -1142,6 +1165,7 @@ func (t *histTable) convertTo(cs, coll string) {
 			c.DataType = widerText(c.DataType, oldW, newW)
 		}
 		c.Charset, c.Collation = cs, coll
+		widenVarchar(c)
 		c.Type = formatType(c)
 	}
 }

@@ -265,6 +265,22 @@ func TestSchemaHistoryCollations(t *testing.T) {
 	require.Equal(t, "a=", colls("w"))
 }
 
+// TestSchemaHistoryLongVarchar: a VARCHAR or VARBINARY longer than 65535
+// bytes is the smallest TEXT or BLOB that holds it (the server outside
+// strict mode), when created and when CONVERT TO widens its charset.
+func TestSchemaHistoryLongVarchar(t *testing.T) {
+	h := newSchemaHistory()
+	h.serverCharset = "utf8mb4"
+	applyAll(t, h, "d",
+		"CREATE TABLE t (a VARCHAR(16383), b VARCHAR(16384), c VARCHAR(65535) CHARSET latin1, d VARBINARY(65536), "+
+			"e VARCHAR(20000) CHARSET latin1, f VARCHAR(5000000), g VARCHAR(100) CHARSET binary)")
+	require.Equal(t, "a varchar(16383) utf8mb4, b mediumtext utf8mb4, c varchar(65535) latin1, d mediumblob, "+
+		"e varchar(20000) latin1, f longtext utf8mb4, g varbinary(100)", cols(h, "d", "t"))
+	applyAll(t, h, "d", "ALTER TABLE t CONVERT TO CHARACTER SET utf8mb4")
+	require.Equal(t, "a varchar(16383) utf8mb4, b mediumtext utf8mb4, c mediumtext utf8mb4, d mediumblob, "+
+		"e mediumtext utf8mb4, f longtext utf8mb4, g varbinary(100)", cols(h, "d", "t"))
+}
+
 // TestParseErrorOffset: where the parser stopped, from its error, in a
 // statement short enough to be quoted whole and in one it cuts.
 func TestParseErrorOffset(t *testing.T) {

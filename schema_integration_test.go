@@ -436,7 +436,14 @@ func TestIntegrationSchemaTypes(t *testing.T) {
 			"INSERT INTO coll2 VALUES ('a', 't', 'z')",
 			// MariaDB's JSON is a LONGTEXT: CONVERT TO converts it too.
 			"CREATE TABLE jc (id INT, a JSON, b TEXT)", "ALTER TABLE jc CONVERT TO CHARACTER SET latin1",
-			"INSERT INTO jc VALUES (1, '{\"é\": 1}', 'é')")
+			"INSERT INTO jc VALUES (1, '{\"é\": 1}', 'é')",
+			// Outside strict mode a VARCHAR too long for its bytes becomes
+			// a TEXT (a BLOB for VARBINARY), also through CONVERT TO.
+			"SET SESSION sql_mode = ''",
+			"CREATE TABLE wv (id INT, a VARCHAR(20000), b VARBINARY(70000)) CHARSET latin1",
+			"ALTER TABLE wv CONVERT TO CHARACTER SET utf8mb4",
+			"CREATE TABLE wv2 (a VARCHAR(70000), b VARCHAR(100))",
+			"INSERT INTO wv VALUES (1, 'a', 'b')", "INSERT INTO wv2 VALUES ('a', 'b')")
 		target := masterPos(t, s)
 		src := itSource(t, s)
 		store := binlogstream.NewFileSchemaStore(filepath.Join(t.TempDir(), "h"))
@@ -464,7 +471,7 @@ func TestIntegrationSchemaTypes(t *testing.T) {
 		cancel()
 		require.ErrorIs(t, err, context.Canceled, mode)
 		require.NoError(t, store.Close())
-		require.Len(t, got, 15, mode)
+		require.Len(t, got, 17, mode)
 		require.Equal(t, []any{int64(1), `{"é": 1}`, "é"}, jc, "%s: a JSON column converted to latin1", mode)
 		types[mode] = got
 	}
@@ -490,7 +497,7 @@ func TestIntegrationSchemaTypes(t *testing.T) {
 		assert.Equal(t, want,
 			[]string{got["coll"].Columns[0].Collation, got["coll"].Columns[1].Collation, got["coll"].Columns[2].Collation, got["coll"].Columns[3].Collation}, mode)
 		assert.Equal(t, "utf8mb4_german2_ci", got["coll2"].Columns[1].Collation, mode)
-		for _, name := range []string{"live", "snap", "ex", "ex2", "sv", "sve", "sv2", "sv3", "sv4", "sv5", "sv6", "ap", "coll", "coll2", "jc"} {
+		for _, name := range []string{"live", "snap", "ex", "ex2", "sv", "sve", "sv2", "sv3", "sv4", "sv5", "sv6", "ap", "coll", "coll2", "jc", "wv", "wv2"} {
 			compareWithFull(t, mode+" "+name, types["FULL"][name], got[name])
 		}
 	}
