@@ -323,11 +323,13 @@ var unknownColumnTypes = map[string]bool{
 //   - a type in unknownColumnTypes (GEOMCOLLECTION is GEOMETRYCOLLECTION),
 //     not followed by "(" (UUID() is a function), becomes an ENUM whose
 //     only member carries its name (columnTypeMark);
-//   - PERSISTENT (a stored generated column) becomes STORED;
+//   - PERSISTENT (a stored generated column) becomes STORED; IGNORED and
+//     NOT IGNORED (an index the optimizer skips) INVISIBLE and VISIBLE,
+//     and ALTER KEY ALTER INDEX;
 //   - words that change no column go: INVISIBLE (a column hidden from
-//     SELECT *, still in every row image), IGNORED and NOT IGNORED (an
-//     index the optimizer skips), the SPATIAL of SPATIAL INDEX or KEY, a
-//     spatial column's SRID n (MySQL) or REF_SYSTEM_ID[=]n (MariaDB),
+//     SELECT *, still in every row image), the SPATIAL of SPATIAL INDEX
+//     or KEY, a spatial column's SRID n (MySQL) or REF_SYSTEM_ID[=]n
+//     (MariaDB),
 //     ALTER ONLINE's ONLINE, WAIT n and NOWAIT, IF EXISTS and IF NOT
 //     EXISTS where the parser does not take them (ALTER TABLE IF EXISTS:
 //     an ALTER of a table the history does not hold leaves it unknown
@@ -340,8 +342,9 @@ var unknownColumnTypes = map[string]bool{
 //   - COMPRESSED[=zlib] goes (the column keeps its type; the binlog gives
 //     it a type code of its own, which checkColumn takes).
 //
-// Anything else is left to fail. A syntax error gives where the parser stopped: its "near"
-// text is the statement from there on (its length, when cut).
+// Anything else is left to fail. A syntax error gives where the parser
+// stopped: its "near" text is the statement from there on (its length,
+// when cut).
 func rewriteAtError(text string, err error, notes *ddlNotes) (string, bool) {
 	msg := err.Error()
 	if strings.Contains(msg, "Unknown ALGORITHM") {
@@ -406,12 +409,18 @@ func rewriteAtError(text string, err error, notes *ddlNotes) (string, bool) {
 		if p := lastWordBefore(text, off); p >= 0 && strings.EqualFold(leadingWord(text[p:]), "period") {
 			return dropPeriod(text, p, notes)
 		}
-	case w == "invisible" || w == "ignored" || w == "online" || w == "nowait":
+	case w == "invisible" || w == "online" || w == "nowait":
 		return text[:off] + rest, true
+	case w == "ignored": // an index option, as INVISIBLE is MySQL's (ALTER INDEX i IGNORED takes one)
+		return text[:off] + "INVISIBLE" + rest, true
+	case w == "key":
+		if a := lastWordBefore(text, off); a >= 0 && strings.EqualFold(leadingWord(text[a:]), "alter") {
+			return text[:off] + "INDEX" + rest, true // ALTER KEY i [NOT] IGNORED
+		}
 	case w == "spatial" && (next == "index" || next == "key"):
 		return text[:off] + rest, true
 	case w == "not" && next == "ignored":
-		return text[:off] + after[len(next):], true
+		return text[:off] + "VISIBLE" + after[len(next):], true
 	case w == "if" && next == "exists":
 		return text[:off] + after[len(next):], true
 	case w == "if" && next == "not":

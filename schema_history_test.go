@@ -145,6 +145,8 @@ func TestSchemaHistoryColumnSyntax(t *testing.T) {
 		"ALTER TABLE t NOWAIT DROP COLUMN z",
 		"ALTER TABLE IF EXISTS t ADD COLUMN IF NOT EXISTS w INT, ADD INDEX IF NOT EXISTS (w)",
 		"ALTER TABLE IF EXISTS nosuch ADD COLUMN q INT",
+		"ALTER TABLE t ADD INDEX iw (w), ALTER INDEX iw IGNORED",
+		"ALTER TABLE t ALTER INDEX iw NOT IGNORED", "ALTER TABLE t ALTER KEY iw IGNORED",
 		"RENAME TABLE IF EXISTS r TO r2")
 	require.Equal(t, "x int, id int, u inet6, g2 geometry, y int, w int", cols(h, "d", "t"))
 	require.Equal(t, "i4 inet4, n int", cols(h, "d", "r2"))
