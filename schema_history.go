@@ -261,7 +261,7 @@ func renameCollation(text string, err error) (next, standIn, real string, ok boo
 	if cs == "utf8mb3" {
 		cs = "utf8" // the TiDB parser's name
 	}
-	lower := strings.ToLower(text)
+	lower := asciiLower(text) // the same byte offsets as text
 	for _, c := range []string{"_bin", "_general_ci", "_unicode_ci", "_unicode_520_ci", "_0900_ai_ci", "_0900_bin"} {
 		if _, err := charset.GetCollationByName(cs + c); err == nil && !strings.Contains(lower, cs+c) {
 			standIn = cs + c
@@ -292,6 +292,19 @@ func renameCollation(text string, err error) (next, standIn, real string, ok boo
 	}
 	b.WriteString(text[last:])
 	return b.String(), normCollation(standIn), normCollation(real), true
+}
+
+// asciiLower lower-cases the ASCII letters of s only, so that offsets
+// in it are offsets in s (strings.ToLower can change a UTF-8 string's
+// length).
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 // afterCollate reports whether s (lower case) ends with COLLATE, an

@@ -167,15 +167,18 @@ func TestSchemaHistoryUnknownCollations(t *testing.T) {
 			"e VARCHAR(4) COLLATE utf8mb3_uca1400_as_cs, f VARCHAR(5) COLLATE utf8mb4_nopad_bin COMMENT 'utf8mb4_nopad_bin') "+
 			"DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_uca1400_ai_ci",
 		"ALTER TABLE t ADD COLUMN g TINYTEXT COLLATE cp1251_general_nopad_ci",
+		// Ⱥ and İ change their UTF-8 length when lower-cased: the offsets
+		// must still be the statement's.
+		"ALTER TABLE t COMMENT 'ȺȺȺ İİ', ADD COLUMN h VARCHAR(2) COLLATE utf8mb4_nopad_bin COMMENT 'İ'",
 		"CREATE TABLE u (x VARCHAR(2)) COLLATE utf8mb4_uca1400_swedish_ai_ci")
 	require.Equal(t, "utf8mb4_nopad_bin int, a varchar(10) utf8mb4, b text latin1, c char(2) utf8mb4, d varchar(3) utf8mb4, "+
-		"e varchar(4) utf8mb3, f varchar(5) utf8mb4, g tinytext cp1251", cols(h, "d", "t"))
+		"e varchar(4) utf8mb3, f varchar(5) utf8mb4, g tinytext cp1251, h varchar(2) utf8mb4", cols(h, "d", "t"))
 	colls := map[string]string{}
 	for _, c := range h.tables[tableKey{"d", "t"}].cols {
 		colls[c.Name] = c.Collation
 	}
 	require.Equal(t, map[string]string{"utf8mb4_nopad_bin": "", "a": "utf8mb4_uca1400_ai_ci", "b": "latin1_swedish_nopad_ci", "c": "utf8mb4_uca1400_ai_ci",
-		"d": "utf8mb4_bin", "e": "utf8mb3_uca1400_as_cs", "f": "utf8mb4_nopad_bin", "g": "cp1251_general_nopad_ci"}, colls)
+		"d": "utf8mb4_bin", "e": "utf8mb3_uca1400_as_cs", "f": "utf8mb4_nopad_bin", "g": "cp1251_general_nopad_ci", "h": "utf8mb4_nopad_bin"}, colls)
 	require.Equal(t, "x varchar(2) utf8mb4", cols(h, "d", "u"))
 
 	for _, sql := range []string{
