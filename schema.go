@@ -217,12 +217,6 @@ func collationName(id uint64) (cs, coll string) {
 //
 // Checked against a server's full list by TestIntegrationCollationIDs.
 func mariadbCollation(id uint64) (cs, coll string, ok bool) {
-	unicode := func(block uint64) (string, bool) {
-		if block >= uint64(len(mariadbUnicodeCharsets)) {
-			return "", false
-		}
-		return mariadbUnicodeCharsets[block], true
-	}
 	switch {
 	case id >= 2048:
 		b := (id - 2048) / 256
@@ -250,11 +244,12 @@ func mariadbCollation(id uint64) (cs, coll string, ok bool) {
 		i := strings.LastIndexByte(pad, '_')
 		return cs, pad[:i+1] + "nopad_" + pad[i+1:], true
 	case id >= 576:
-		cs, ok := unicode((id - 576) / 32)
-		if !ok || (id-576)%32 >= uint64(len(mariadbUnicodeExtra)) {
+		b, k := (id-576)/32, (id-576)%32
+		if b >= uint64(len(mariadbUnicodeCharsets)) || k >= uint64(len(mariadbUnicodeExtra)) {
 			return "", "", false
 		}
-		return cs, cs + "_" + mariadbUnicodeExtra[(id-576)%32], true
+		cs := mariadbUnicodeCharsets[b]
+		return cs, cs + "_" + mariadbUnicodeExtra[k], true
 	case id >= 512:
 		return "", "", false
 	}

@@ -445,8 +445,9 @@ func rewriteAtError(text string, err error, notes *ddlNotes) (string, bool) {
 			return text[:off] + after[len(v):], true
 		}
 	case w == "ref_system_id" || w == "encryption_key_id":
-		if v := leadingDigits(skipSpaces(strings.TrimPrefix(after, "="))); v != "" {
-			return text[:off] + skipSpaces(strings.TrimPrefix(after, "="))[len(v):], true
+		value := skipSpaces(strings.TrimPrefix(after, "="))
+		if v := leadingDigits(value); v != "" {
+			return text[:off] + value[len(v):], true
 		}
 	case w == "encrypted":
 		value := skipSpaces(strings.TrimPrefix(after, "="))
@@ -468,7 +469,7 @@ func dropDefaultExpr(text string, off int) (string, bool) {
 		if i > 0 && isIdentByte(text[i-1]) || !strings.EqualFold(leadingWord(text[i:]), "default") {
 			return
 		}
-		if p := i + len("default") + len(text[i+len("default"):]) - len(skipSpaces(text[i+len("default"):])); p < off && text[p] == '(' {
+		if p := len(text) - len(skipSpaces(text[i+len("default"):])); p < off && text[p] == '(' {
 			start, open = i, p
 		}
 	})
@@ -811,12 +812,7 @@ func (h *schemaHistory) defaultCharset(k tableKey, opts []*ast.TableOption) stri
 func (h *schemaHistory) createTable(k tableKey, s *ast.CreateTableStmt) (*histTable, error) {
 	t := &histTable{charset: h.defaultCharset(k, s.Options), versioned: h.notes.versioning > 0 && !h.notes.period}
 	for _, o := range s.Options {
-		switch o.Tp {
-		case ast.TableOptionCharset:
-			t.collation = ""
-		case ast.TableOptionCollate:
-			t.collation = h.realCollation(o.StrValue)
-		}
+		t.collation = h.collationOfOption(o, t.collation)
 	}
 	for _, cd := range s.Cols {
 		c, pk := h.column(cd, t)
@@ -869,6 +865,19 @@ func (h *schemaHistory) realCollation(name string) string {
 		return real
 	}
 	return name
+}
+
+// collationOfOption is the table default collation after table option o,
+// cur before it: a CHARACTER SET without COLLATE is its charset's default
+// (not known here, ""), a COLLATE names it.
+func (h *schemaHistory) collationOfOption(o *ast.TableOption, cur string) string {
+	switch o.Tp {
+	case ast.TableOptionCharset:
+		return ""
+	case ast.TableOptionCollate:
+		return h.realCollation(o.StrValue)
+	}
+	return cur
 }
 
 // namesCharset reports whether a column definition names its charset.
@@ -995,14 +1004,15 @@ func widenVarchar(c *Column) {
 	if c.DataType != "varchar" && c.DataType != "varbinary" {
 		return
 	}
+	binary := c.DataType == "varbinary" || c.Charset == "binary"
 	w := charsetWidth(c.Charset)
-	if c.DataType == "varbinary" || c.Charset == "binary" {
+	if binary {
 		w = 1
 	}
 	if w == 0 || c.Length*w <= maxVarcharBytes {
 		return
 	}
-	c.DataType = blobName(blobPackLen(c.Length*w), c.DataType == "varbinary" || c.Charset == "binary")
+	c.DataType = blobName(blobPackLen(c.Length*w), binary)
 	c.Length = 0
 }
 
@@ -1139,10 +1149,7 @@ func (h *schemaHistory) alterTable(db string, s *ast.AlterTableStmt, ch *ddlChan
 					continue
 				}
 				t.charset = charsetOfOption(o.Tp == ast.TableOptionCharset, o.Tp == ast.TableOptionCollate, o.StrValue, "")
-				t.collation = ""
-				if o.Tp == ast.TableOptionCollate {
-					t.collation = h.realCollation(o.StrValue)
-				}
+				t.collation = h.collationOfOption(o, "")
 				convert = convert || o.UintValue == ast.TableOptionCharsetWithConvertTo
 			}
 			if convert {
