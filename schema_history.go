@@ -204,6 +204,17 @@ func parseDDL(sql string) (stmts []ast.StmtNode, notes ddlNotes, err error) {
 // renameCollation), aliases giving the real name of each stand-in. The
 // error is the last parse's.
 func parseRewriting(text string) (stmts []ast.StmtNode, notes ddlNotes, err error) {
+	if national, ok := rewriteNational(text); ok {
+		if stmts, notes, err := parseRewritingWords(national); err == nil {
+			return stmts, notes, nil
+		}
+		// A word taken for a national type was a name (a column called
+		// nchar): the text as written, national types read as CHAR.
+	}
+	return parseRewritingWords(text)
+}
+
+func parseRewritingWords(text string) (stmts []ast.StmtNode, notes ddlNotes, err error) {
 	for range maxRewrites {
 		stmts, _, err = parser.New().ParseSQL(text)
 		if err == nil {
@@ -237,6 +248,15 @@ type ddlNotes struct {
 	// FOR SYSTEM_TIME) rather than leaving them implicit.
 	versioning int
 	period     bool
+	// periods are the columns of each application-time period the
+	// statement declares (PERIOD FOR name (start, end)), by lower-case
+	// name, as "end, start": the columns a key's WITHOUT OVERLAPS adds.
+	periods map[string]string
+	// convertTo is the table an ALTER TABLE ... CONVERT PARTITION p TO
+	// TABLE name creates with the altered table's columns, convertFrom
+	// the one CONVERT TABLE name TO PARTITION ... moves into it (as
+	// written, maybe qualified and quoted).
+	convertTo, convertFrom string
 }
 
 // renameCollation renames the collation a TiDB parse error says it does
@@ -353,7 +373,14 @@ var unknownColumnTypes = map[string]bool{
 //     histTable.versioned): [WITH|WITHOUT|ADD|DROP] SYSTEM VERSIONING,
 //     [GENERATED ALWAYS] AS ROW START|END, PERIOD FOR name (start, end);
 //   - COMPRESSED[=zlib] goes (the column keeps its type; the binlog gives
-//     it a type code of its own, which checkColumn takes).
+//     it a type code of its own, which checkColumn takes);
+//   - BYTE, ASCII and UNICODE (MariaDB) become CHARACTER SET binary,
+//     latin1 and ucs2; MySQL 8's column [SECONDARY_]ENGINE_ATTRIBUTE and
+//     ALTER [COLUMN] c SET [IN]VISIBLE go;
+//   - an application-time period's DROP PERIOD FOR name goes, and a key's
+//     "period WITHOUT OVERLAPS" becomes the period's end and start columns;
+//   - MariaDB's CONVERT PARTITION p TO TABLE t and CONVERT TABLE t TO
+//     PARTITION ... go, noted (see schemaHistory.convertPartition).
 //
 // Anything else is left to fail. A syntax error gives where the parser
 // stopped: its "near" text is the statement from there on (its length,
@@ -373,11 +400,32 @@ func rewriteAtError(text string, err error, notes *ddlNotes) (string, bool) {
 	if next, ok := dropDefaultExpr(text, off); ok {
 		return next, true
 	}
+	if next, ok := alterColumnVisibility(text, off); ok {
+		return next, true
+	}
 	word := leadingWord(text[off:])
 	rest := text[off+len(word):]
 	after := skipSpaces(rest)
 	next := strings.ToLower(leadingWord(after))
 	switch w := strings.ToLower(word); {
+	case w == "byte": // MariaDB: CHAR(n) BYTE is BINARY(n), TEXT BYTE a BLOB
+		return text[:off] + "CHARACTER SET binary" + rest, true
+	case w == "ascii": // where the parser takes no BINARY beside it
+		return text[:off] + "CHARACTER SET latin1" + rest, true
+	case w == "unicode":
+		return text[:off] + "CHARACTER SET ucs2" + rest, true
+	case w == "engine_attribute" || w == "secondary_engine_attribute":
+		// MySQL 8's column attributes for the storage engine
+		value := skipSpaces(strings.TrimPrefix(after, "="))
+		if n := quotedLen(value); n > 0 {
+			return text[:off] + value[n:], true
+		}
+	case w == "without" && next == "overlaps":
+		return withoutOverlaps(text, off, after[len(next):], notes)
+	case w == "partition" || w == "table":
+		if c := lastWordBefore(text, off); c >= 0 && strings.EqualFold(leadingWord(text[c:]), "convert") {
+			return convertPartition(text, c, w, after, notes)
+		}
 	case w == "geomcollection" || unknownColumnTypes[w]:
 		if strings.HasPrefix(after, "(") {
 			return "", false
@@ -567,6 +615,13 @@ func dropPeriod(text string, at int, notes *ddlNotes) (string, bool) {
 	}
 	after = after[len("for"):]
 	open := strings.IndexByte(after, '(')
+	name := leadingName(skipSpaces(after))
+	period := strings.ToLower(unquoteName(name))
+	if a := lastWordBefore(text, at); a >= 0 && strings.EqualFold(leadingWord(text[a:]), "drop") && period != "" && period != "system_time" {
+		// DROP PERIOD FOR name: an application-time period's columns stay
+		end := len(text) - len(skipSpaces(after)) + len(name)
+		return text[:a] + "FORCE" + text[end:], true
+	}
 	if open < 0 {
 		return "", false
 	}
@@ -574,14 +629,280 @@ func dropPeriod(text string, at int, notes *ddlNotes) (string, bool) {
 	if closing < 0 {
 		return "", false
 	}
-	if strings.EqualFold(strings.Trim(strings.TrimSpace(after[:open]), "`"), "system_time") {
+	if period == "system_time" {
 		notes.period = true
+	} else if cols := strings.Split(after[open+1:open+closing], ","); len(cols) == 2 && period != "" {
+		if notes.periods == nil {
+			notes.periods = map[string]string{}
+		}
+		notes.periods[period] = strings.TrimSpace(cols[1]) + ", " + strings.TrimSpace(cols[0])
 	}
 	end := len(text) - len(after) + open + closing + 1
 	if a := lastWordBefore(text, at); a >= 0 && strings.EqualFold(leadingWord(text[a:]), "add") {
 		return text[:a] + "FORCE" + text[end:], true
 	}
 	return dropListItem(text, at, end)
+}
+
+// withoutOverlaps rewrites a key part "period WITHOUT OVERLAPS" (at off:
+// WITHOUT; MariaDB's application-time keys) into the period's end and
+// start columns, which the server adds to the key in that order. The
+// period must be declared in the same statement (notes.periods).
+func withoutOverlaps(text string, off int, rest string, notes *ddlNotes) (string, bool) {
+	p := nameBefore(text, off)
+	if p < 0 {
+		return "", false
+	}
+	cols, ok := notes.periods[strings.ToLower(unquoteName(strings.TrimSpace(text[p:off])))]
+	if !ok {
+		return "", false
+	}
+	return text[:p] + cols + rest, true
+}
+
+// convertPartition takes out MariaDB's CONVERT PARTITION p TO TABLE name
+// or CONVERT TABLE name TO PARTITION ... (at c: CONVERT; w is the word
+// after it, after the text after w) as FORCE, noting name: the altered
+// table's columns stay, name is created or goes (see
+// schemaHistory.convertPartition).
+func convertPartition(text string, c int, w, after string, notes *ddlNotes) (string, bool) {
+	words := func(s string, want ...string) (string, bool) {
+		for _, x := range want {
+			if !strings.EqualFold(leadingWord(s), x) {
+				return "", false
+			}
+			s = skipSpaces(s[len(x):])
+		}
+		return s, true
+	}
+	if w == "partition" {
+		part := leadingName(after)
+		s, ok := words(skipSpaces(after[len(part):]), "to", "table")
+		name := leadingName(s)
+		if part == "" || !ok || name == "" {
+			return "", false
+		}
+		notes.convertTo = name
+		return text[:c] + "FORCE" + s[len(name):], true
+	}
+	name := leadingName(after)
+	if _, ok := words(skipSpaces(after[len(name):]), "to", "partition"); !ok || name == "" {
+		return "", false
+	}
+	// the partition's definition runs to the end of the statement
+	notes.convertFrom = name
+	return text[:c] + "FORCE", true
+}
+
+// alterColumnVisibility takes out MySQL 8's ALTER [COLUMN] c SET
+// VISIBLE|INVISIBLE (the column is hidden from SELECT * or shown again;
+// it is in every row image either way) as FORCE. The parser stops at
+// VISIBLE, or after INVISIBLE (off).
+func alterColumnVisibility(text string, off int) (string, bool) {
+	isVis := func(at int) bool {
+		w := strings.ToLower(leadingWord(text[at:]))
+		return w == "visible" || w == "invisible"
+	}
+	vis := off
+	if !isVis(vis) {
+		if vis = lastWordBefore(text, off); vis < 0 || !isVis(vis) {
+			return "", false
+		}
+	}
+	set := lastWordBefore(text, vis)
+	if set < 0 || !strings.EqualFold(leadingWord(text[set:]), "set") {
+		return "", false
+	}
+	alter := nameBefore(text, set)
+	if alter >= 0 {
+		alter = lastWordBefore(text, alter)
+	}
+	if alter >= 0 && strings.EqualFold(leadingWord(text[alter:]), "column") {
+		alter = lastWordBefore(text, alter)
+	}
+	if alter < 0 || !strings.EqualFold(leadingWord(text[alter:]), "alter") {
+		return "", false
+	}
+	return text[:alter] + "FORCE" + text[vis+len(leadingWord(text[vis:])):], true
+}
+
+// leadingName is the name s begins with, as written: a word or a
+// backquoted name (a backquote in it doubled), qualified or not (db.t).
+func leadingName(s string) string {
+	n := namePart(s)
+	if n > 0 && strings.HasPrefix(s[n:], ".") {
+		if m := namePart(s[n+1:]); m > 0 {
+			n += 1 + m
+		}
+	}
+	return s[:n]
+}
+
+// namePart is the length of the word or backquoted name s begins with.
+func namePart(s string) int {
+	if !strings.HasPrefix(s, "`") {
+		return len(leadingWord(s))
+	}
+	for i := 1; i < len(s); i++ {
+		if s[i] == '`' {
+			if i+1 < len(s) && s[i+1] == '`' {
+				i++
+				continue
+			}
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// tableKeyOfName is the table a leadingName names, in db when it is not
+// qualified.
+func tableKeyOfName(db, name string) tableKey {
+	if n := namePart(name); n < len(name) && name[n] == '.' {
+		return tableKey{unquoteName(name[:n]), unquoteName(name[n+1:])}
+	}
+	return tableKey{db, unquoteName(name)}
+}
+
+// unquoteName is a name without its backquotes.
+func unquoteName(s string) string {
+	if len(s) >= 2 && s[0] == '`' && s[len(s)-1] == '`' {
+		return strings.ReplaceAll(s[1:len(s)-1], "``", "`")
+	}
+	return s
+}
+
+// nameBefore is where the name (a word or a quoted name) before
+// text[at:] begins, -1 when none is there.
+func nameBefore(text string, at int) int {
+	i := len(strings.TrimRight(text[:at], " \t\r\n"))
+	if i > 0 && text[i-1] == '`' {
+		return strings.LastIndexByte(text[:i-1], '`')
+	}
+	return lastWordBefore(text, at)
+}
+
+// quotedLen is the length of the quoted string s begins with ('...' or
+// "..."), 0 when it begins with none.
+func quotedLen(s string) int {
+	if s == "" || s[0] != '\'' && s[0] != '"' {
+		return 0
+	}
+	q := s[0]
+	for i := 1; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case q:
+			if i+1 < len(s) && s[i+1] == q {
+				i++
+				continue
+			}
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// rewriteNational spells the national character types (NCHAR, NATIONAL
+// CHAR, NVARCHAR, NATIONAL VARCHAR, NCHAR VARYING, ...) as CHAR or
+// VARCHAR CHARACTER SET utf8, which they are on MariaDB and MySQL; the
+// TiDB parser reads them as CHAR or VARCHAR of the table's charset. False
+// when the text has none.
+func rewriteNational(text string) (string, bool) {
+	lower := asciiLower(text)
+	if !strings.Contains(lower, "nchar") && !strings.Contains(lower, "national") && !strings.Contains(lower, "nvarchar") {
+		return text, false
+	}
+	var b strings.Builder
+	last := 0
+	sqlScan(text, func(i int) {
+		if i < last || !isIdentByte(text[i]) || i > 0 && isIdentByte(text[i-1]) {
+			return
+		}
+		kind, end := nationalType(lower, i)
+		if kind == "" || nameAt(lower, i) {
+			return
+		}
+		b.WriteString(text[last:i])
+		b.WriteString(kind)
+		from := end
+		if rest := skipSpaces(text[end:]); strings.HasPrefix(rest, "(") {
+			if j := strings.IndexByte(rest, ')'); j >= 0 {
+				end = len(text) - len(rest) + j + 1 // the length stays before the charset
+			}
+		}
+		b.WriteString(text[from:end])
+		b.WriteString(" CHARACTER SET utf8")
+		last = end
+	})
+	if last == 0 {
+		return text, false
+	}
+	b.WriteString(text[last:])
+	return b.String(), true
+}
+
+// nameAt reports whether the word at lower[i:] is where a column's name
+// goes: first in a list, after ADD, COLUMN, MODIFY, CHANGE or AFTER, or
+// the new name of CHANGE [COLUMN] old new.
+func nameAt(lower string, i int) bool {
+	before := strings.TrimRight(lower[:i], " \t\r\n")
+	if strings.HasSuffix(before, "(") || strings.HasSuffix(before, ",") {
+		return true
+	}
+	word := func(at int) string {
+		if at < 0 {
+			return ""
+		}
+		return leadingWord(lower[at:])
+	}
+	switch word(lastWordBefore(lower, i)) {
+	case "add", "column", "modify", "change", "after":
+		return true
+	}
+	old := nameBefore(lower, i)
+	if old < 0 {
+		return false
+	}
+	w := lastWordBefore(lower, old)
+	if word(w) == "column" {
+		w = lastWordBefore(lower, w)
+	}
+	return word(w) == "change"
+}
+
+// nationalType is the type ("CHAR" or "VARCHAR") of a national character
+// type whose words begin at lower[i:], and where they end; "" when none
+// begins there.
+func nationalType(lower string, i int) (kind string, end int) {
+	w := leadingWord(lower[i:])
+	end = i + len(w)
+	nextWord := func(at int) (string, int) {
+		r := skipSpaces(lower[at:])
+		nw := leadingWord(r)
+		return nw, len(lower) - len(r) + len(nw)
+	}
+	switch w {
+	case "nvarchar":
+		return "VARCHAR", end
+	case "nchar":
+		if nw, e := nextWord(end); nw == "varchar" || nw == "varcharacter" || nw == "varying" {
+			return "VARCHAR", e
+		}
+		return "CHAR", end
+	case "national":
+		switch nw, e := nextWord(end); nw {
+		case "varchar", "varcharacter":
+			return "VARCHAR", e
+		case "char", "character":
+			if nw2, e2 := nextWord(e); nw2 == "varying" {
+				return "VARCHAR", e2
+			}
+			return "CHAR", e
+		}
+	}
+	return "", 0
 }
 
 // lastWordBefore is where the word before text[at:] begins (blanks
@@ -1055,6 +1376,7 @@ func (h *schemaHistory) alterTable(db string, s *ast.AlterTableStmt, ch *ddlChan
 				k = to
 			}
 		}
+		h.convertPartition(db, k, nil, ch)
 		return nil
 	}
 	t := &histTable{cols: append([]Column(nil), old.cols...), pk: old.pk, charset: old.charset, versioned: old.versioned}
@@ -1165,7 +1487,32 @@ func (h *schemaHistory) alterTable(db string, s *ast.AlterTableStmt, ch *ddlChan
 	}
 	delete(h.unknown, k)
 	h.tables[k] = t
+	h.convertPartition(db, k, t, ch)
 	return nil
+}
+
+// convertPartition applies MariaDB's ALTER TABLE k CONVERT PARTITION p TO
+// TABLE name (name is created with k's columns, t; unknown when t is
+// nil) and CONVERT TABLE name TO PARTITION p (name is gone), which
+// parseRewriting noted.
+func (h *schemaHistory) convertPartition(db string, k tableKey, t *histTable, ch *ddlChange) {
+	if h.notes.convertTo != "" {
+		to := tableKeyOfName(db, h.notes.convertTo)
+		ch.touched = append(ch.touched, to)
+		delete(h.tables, to)
+		delete(h.unknown, to)
+		if t != nil {
+			h.tables[to] = t
+		} else {
+			h.unknown[to] = "made from a partition of " + k.String() + ", whose schema is unknown"
+		}
+	}
+	if h.notes.convertFrom != "" {
+		from := tableKeyOfName(db, h.notes.convertFrom)
+		ch.touched = append(ch.touched, from)
+		delete(h.tables, from)
+		delete(h.unknown, from)
+	}
 }
 
 func alterVerb(tp ast.AlterTableType) string {

@@ -122,6 +122,25 @@ func TestSchemaHistoryColumnSyntax(t *testing.T) {
 		{"CREATE TABLE t (a INT, u UUID(16))", "unknown"},
 		{"CREATE TABLE t (a INT, b POINT SRID)", "unknown"},
 		{"CREATE TABLE t (a NOT INT)", "unknown"},
+		// National types are utf8mb3 on both servers, not the table's charset.
+		{"CREATE TABLE t (a NATIONAL VARCHAR(3), b NCHAR(2), c NVARCHAR(4), d NATIONAL CHAR VARYING(5), e NCHAR VARYING (6) BINARY, " +
+			"f NATIONAL CHARACTER, g NCHAR VARCHAR(7) NOT NULL, h CHAR(3) DEFAULT 'nchar', /* nchar(1) */ i VARCHAR(2) COMMENT 'national char')",
+			"a varchar(3) utf8mb3, b char(2) utf8mb3, c varchar(4) utf8mb3, d varchar(5) utf8mb3, e varchar(6) utf8mb3, " +
+				"f char(1) utf8mb3, g varchar(7) utf8mb3, h char(3) utf8mb4, i varchar(2) utf8mb4"},
+		// Columns named like national types are names.
+		{"CREATE TABLE t (nchar INT, national CHAR(3), `nvarchar` NCHAR(2))", "nchar int, national char(3) utf8mb4, nvarchar char(2) utf8mb3"},
+		{"CREATE TABLE t (a INT, b NCHAR(2), c UUID)", "a int, b char(2) utf8mb3, c uuid"},
+		// MariaDB's BYTE, ASCII and UNICODE attributes.
+		{"CREATE TABLE t (a CHAR(3) BYTE, b VARCHAR(3) BYTE, c TEXT BYTE, d CHAR(2) ASCII BINARY, e CHAR(2) BINARY UNICODE, f TEXT ASCII)",
+			"a binary(3), b varbinary(3), c blob, d char(2) latin1, e char(2) ucs2, f text latin1"},
+		// MySQL 8's column ENGINE_ATTRIBUTE.
+		{"CREATE TABLE t (a INT ENGINE_ATTRIBUTE='{\"x\": \"it''s\"}', b INT SECONDARY_ENGINE_ATTRIBUTE = \"{}\" NOT NULL)", "a int, b int"},
+		{"CREATE TABLE t (a INT ENGINE_ATTRIBUTE=1)", "unknown"},
+		// Application-time periods: WITHOUT OVERLAPS adds the period's end
+		// and start columns to the key.
+		{"CREATE TABLE t (id INT, s DATE, e DATE, PERIOD FOR `app` (s, e), PRIMARY KEY (id, app WITHOUT OVERLAPS))", "id int, s date, e date pk(id,e,s)"},
+		{"CREATE TABLE t (id INT, s DATE, e DATE, PERIOD FOR p (s, e), UNIQUE (id, `p` WITHOUT OVERLAPS))", "id int, s date, e date"},
+		{"CREATE TABLE t (id INT, s DATE, e DATE, PRIMARY KEY (id, p WITHOUT OVERLAPS))", "unknown"},
 	} {
 		h := newSchemaHistory()
 		h.serverCharset = "utf8mb4"
@@ -147,8 +166,19 @@ func TestSchemaHistoryColumnSyntax(t *testing.T) {
 		"ALTER TABLE IF EXISTS nosuch ADD COLUMN q INT",
 		"ALTER TABLE t ADD INDEX iw (w), ALTER INDEX iw IGNORED",
 		"ALTER TABLE t ALTER INDEX iw NOT IGNORED", "ALTER TABLE t ALTER KEY iw IGNORED",
-		"RENAME TABLE IF EXISTS r TO r2")
-	require.Equal(t, "x int, id int, u inet6, g2 geometry, y int, w int", cols(h, "d", "t"))
+		"RENAME TABLE IF EXISTS r TO r2",
+		// MySQL 8's ALTER COLUMN ... SET [IN]VISIBLE
+		"ALTER TABLE t ALTER COLUMN y SET INVISIBLE", "ALTER TABLE t ALTER `y` SET VISIBLE, ADD COLUMN v INT",
+		"ALTER TABLE t ALTER COLUMN v SET INVISIBLE, DROP COLUMN v",
+		// national types; a column named like one
+		"ALTER TABLE t ADD COLUMN nchar NCHAR(2), ADD national NATIONAL VARCHAR(3) AFTER nchar",
+		"ALTER TABLE t MODIFY nchar NCHAR(4), CHANGE national nvarchar VARCHAR(3)",
+		"ALTER TABLE t CHANGE nvarchar nv NVARCHAR(3)",
+		// application-time periods come and go; their columns stay
+		"CREATE TABLE ap (id INT, s DATE, e DATE, PERIOD FOR app (s, e))", "ALTER TABLE ap DROP PERIOD FOR app",
+		"ALTER TABLE ap ADD PERIOD FOR `p2` (s, e), ADD COLUMN z INT", "ALTER TABLE ap DROP PERIOD FOR `p2`, DROP COLUMN z")
+	require.Equal(t, "x int, id int, u inet6, g2 geometry, y int, w int, nchar char(4) utf8mb3, nv varchar(3) utf8mb3", cols(h, "d", "t"))
+	require.Equal(t, "id int, s date, e date", cols(h, "d", "ap"))
 	require.Equal(t, "i4 inet4, n int", cols(h, "d", "r2"))
 	require.Equal(t, "<none>", cols(h, "d", "r"))
 	require.Contains(t, cols(h, "d", "nosuch"), "unknown: altered, but the schema before the ALTER is unknown")
@@ -197,6 +227,37 @@ func TestSchemaHistoryUnknownCollations(t *testing.T) {
 // implicit row_start and row_end (after every other column of the row
 // image) or declared row start and end columns; application-time periods
 // add no column.
+// TestSchemaHistoryConvertPartition: MariaDB's ALTER TABLE ... CONVERT
+// PARTITION p TO TABLE t2 makes t2 with the table's columns, CONVERT
+// TABLE t2 TO PARTITION p moves t2 into the table; the parser reads
+// neither.
+func TestSchemaHistoryConvertPartition(t *testing.T) {
+	h := newSchemaHistory()
+	h.serverCharset = "utf8mb4"
+	applyAll(t, h, "d", "CREATE TABLE p (id INT PRIMARY KEY, a VARCHAR(3)) PARTITION BY RANGE (id) "+
+		"(PARTITION p0 VALUES LESS THAN (10), PARTITION p1 VALUES LESS THAN (20))",
+		"CREATE TABLE old (x INT)")
+	ch, err := h.apply("d", "ALTER TABLE p CONVERT PARTITION p0 TO TABLE `d`.`old`")
+	require.NoError(t, err)
+	require.Equal(t, []tableKey{{"d", "p"}, {"d", "old"}}, ch.touched)
+	require.Equal(t, "id int, a varchar(3) utf8mb4 pk(id)", cols(h, "d", "old"))
+	applyAll(t, h, "d", "ALTER TABLE p ADD COLUMN b INT",
+		"ALTER TABLE d.p CONVERT PARTITION `p1` TO TABLE e.`n``q`")
+	require.Equal(t, "id int, a varchar(3) utf8mb4, b int pk(id)", cols(h, "e", "n`q"))
+	ch, err = h.apply("d", "ALTER TABLE p CONVERT TABLE old TO PARTITION p0 VALUES LESS THAN (10) ENGINE = InnoDB")
+	require.NoError(t, err)
+	require.Equal(t, []tableKey{{"d", "p"}, {"d", "old"}}, ch.touched)
+	require.Equal(t, "<none>", cols(h, "d", "old"))
+	require.Equal(t, "id int, a varchar(3) utf8mb4, b int pk(id)", cols(h, "d", "p"))
+
+	// From a table whose schema is unknown: so is the new one.
+	applyAll(t, h, "d", "ALTER TABLE gone CONVERT PARTITION p0 TO TABLE g2")
+	require.Contains(t, cols(h, "d", "g2"), "unknown: made from a partition of `d`.`gone`")
+	// Malformed: the tables it names are unknown.
+	applyAll(t, h, "d", "ALTER TABLE p CONVERT PARTITION TO TABLE x")
+	require.Contains(t, cols(h, "d", "p"), "unknown: a DDL statement the schema parser cannot read")
+}
+
 func TestSchemaHistorySystemVersioning(t *testing.T) {
 	rowCols := func(h *schemaHistory, table string) string {
 		tb := h.tables[tableKey{"d", table}]
@@ -361,14 +422,18 @@ func parseDDLOnce(sql string) ([]ast.StmtNode, error) {
 // not know, and comments that hold those words; and the "name type" list
 // the history must read from it.
 func columnSyntaxCase(choose func(n int) int) (sql, want string, versioned bool) {
-	names := []string{"a", "point", "uuid", "invisible", "ignored", "srid", "spatial", "not_", "ref_system_id", "geometry", "inet6"}
+	names := []string{"a", "point", "uuid", "invisible", "ignored", "srid", "spatial", "not_", "ref_system_id", "geometry", "inet6",
+		"nchar", "nvarchar", "national", "byte"}
 	types := []struct{ decl, typ string }{
 		{"INT", "int"}, {"VARCHAR(10)", "varchar(10)"}, {"DECIMAL(5,2)", "decimal(5,2)"}, {"UUID", "uuid"},
 		{"INET6", "inet6"}, {"inet4", "inet4"}, {"POINT", "point"}, {"GEOMETRY", "geometry"}, {"LineString", "linestring"},
 		{"POLYGON", "polygon"}, {"MULTIPOINT", "multipoint"}, {"MULTILINESTRING", "multilinestring"},
 		{"MULTIPOLYGON", "multipolygon"}, {"GEOMETRYCOLLECTION", "geometrycollection"}, {"GEOMCOLLECTION", "geometrycollection"},
+		{"NCHAR(3)", "char(3) utf8mb3"}, {"NATIONAL VARCHAR(4)", "varchar(4) utf8mb3"}, {"nchar varying (2)", "varchar(2) utf8mb3"},
+		{"CHAR(2) BYTE", "binary(2)"},
 	}
-	comments := []string{"uuid", "point INVISIBLE", "it''s a POINT", "IGNORED, SPATIAL INDEX", `a "UUID" \\ INET6`, "DEFAULT (", "x) DEFAULT (y"}
+	comments := []string{"uuid", "point INVISIBLE", "it''s a POINT", "IGNORED, SPATIAL INDEX", `a "UUID" \\ INET6`, "DEFAULT (", "x) DEFAULT (y",
+		"NCHAR(3)", "national char"}
 	var defs, got []string
 	used := map[string]bool{}
 	n := 1 + choose(6)

@@ -400,7 +400,9 @@ func TestIntegrationSchemaTypes(t *testing.T) {
 			// information_schema.COLUMNS leaves out; declared ones.
 			"CREATE TABLE sv (id INT PRIMARY KEY, a VARCHAR(5)) WITH SYSTEM VERSIONING",
 			"CREATE TABLE sve (id INT, s TIMESTAMP(6) AS ROW START INVISIBLE, e TIMESTAMP(6) AS ROW END INVISIBLE, a INT, "+
-				"PERIOD FOR SYSTEM_TIME (s, e)) WITH SYSTEM VERSIONING")
+				"PERIOD FOR SYSTEM_TIME (s, e)) WITH SYSTEM VERSIONING",
+			"CREATE TABLE wos (id INT, s DATE, e DATE, PERIOD FOR app (s, e), PRIMARY KEY (id, app WITHOUT OVERLAPS))",
+			"CREATE TABLE nats (a NATIONAL VARCHAR(3), b NCHAR(2))")
 		from := masterPos(t, s)
 		s.Exec(t, "USE d", "CREATE TABLE live "+schemaTypesColumns,
 			"INSERT INTO snap (i, id, js) VALUES (1, 1, '{}')", "INSERT INTO live (i, id, js) VALUES (1, 1, '[]')",
@@ -444,7 +446,23 @@ func TestIntegrationSchemaTypes(t *testing.T) {
 			"CREATE TABLE wv (id INT, a VARCHAR(20000), b VARBINARY(70000)) CHARSET latin1",
 			"ALTER TABLE wv CONVERT TO CHARACTER SET utf8mb4",
 			"CREATE TABLE wv2 (a VARCHAR(70000), b VARCHAR(100))",
-			"INSERT INTO wv VALUES (1, 'a', 'b')", "INSERT INTO wv2 VALUES ('a', 'b')")
+			"INSERT INTO wv VALUES (1, 'a', 'b')", "INSERT INTO wv2 VALUES ('a', 'b')",
+			"SET SESSION sql_mode = DEFAULT",
+			// National types (utf8mb3), BYTE, ASCII and UNICODE.
+			"CREATE TABLE nat (a NATIONAL VARCHAR(3), b NCHAR(2) BINARY, c CHAR(3) BYTE, d TEXT ASCII, e CHAR(2) BINARY UNICODE, f NCHAR VARYING(4))",
+			"INSERT INTO nat VALUES ('é', 'ü', 'x', 'é', 'é', 'ß')", "INSERT INTO nats VALUES ('é', 'ü')",
+			// Application-time periods: WITHOUT OVERLAPS keys, DROP PERIOD.
+			"CREATE TABLE wo (id INT, s DATE, e DATE, a INT, PERIOD FOR app (s, e), PRIMARY KEY (id, app WITHOUT OVERLAPS))",
+			"INSERT INTO wo VALUES (1, '2020-01-01', '2021-01-01', 1)",
+			"INSERT INTO wos VALUES (1, '2020-01-01', '2021-01-01')",
+			"ALTER TABLE ap DROP PERIOD FOR p, ADD COLUMN z INT", "INSERT INTO ap VALUES (2, '2020-01-01', '2021-01-01', 3)",
+			// CONVERT PARTITION ... TO TABLE, CONVERT TABLE ... TO PARTITION.
+			"CREATE TABLE pt (id INT PRIMARY KEY, a VARCHAR(5)) PARTITION BY RANGE (id) (PARTITION p0 VALUES LESS THAN (10), PARTITION p1 VALUES LESS THAN (20))",
+			"INSERT INTO pt VALUES (1, 'a'), (15, 'b')",
+			"ALTER TABLE pt CONVERT PARTITION p0 TO TABLE pt0", "INSERT INTO pt0 VALUES (2, 'c')",
+			"ALTER TABLE pt ADD COLUMN b INT", "CREATE TABLE pt9 (id INT PRIMARY KEY, a VARCHAR(5), b INT)", "INSERT INTO pt9 VALUES (25, 'd', 1)",
+			"ALTER TABLE pt CONVERT TABLE pt9 TO PARTITION p2 VALUES LESS THAN (30)",
+			"CREATE TABLE pt9 (z TEXT)", "INSERT INTO pt9 VALUES ('e')", "INSERT INTO pt VALUES (26, 'f', 2)")
 		target := masterPos(t, s)
 		src := itSource(t, s)
 		store := binlogstream.NewFileSchemaStore(filepath.Join(t.TempDir(), "h"))
@@ -472,7 +490,7 @@ func TestIntegrationSchemaTypes(t *testing.T) {
 		cancel()
 		require.ErrorIs(t, err, context.Canceled, mode)
 		require.NoError(t, store.Close())
-		require.Len(t, got, 17, mode)
+		require.Len(t, got, 24, mode)
 		require.Equal(t, []any{int64(1), `{"é": 1}`, "é"}, jc, "%s: a JSON column converted to latin1", mode)
 		types[mode] = got
 	}
@@ -498,7 +516,8 @@ func TestIntegrationSchemaTypes(t *testing.T) {
 		assert.Equal(t, want,
 			[]string{got["coll"].Columns[0].Collation, got["coll"].Columns[1].Collation, got["coll"].Columns[2].Collation, got["coll"].Columns[3].Collation}, mode)
 		assert.Equal(t, "utf8mb4_german2_ci", got["coll2"].Columns[1].Collation, mode)
-		for _, name := range []string{"live", "snap", "ex", "ex2", "sv", "sve", "sv2", "sv3", "sv4", "sv5", "sv6", "ap", "coll", "coll2", "jc", "wv", "wv2"} {
+		for _, name := range []string{"live", "snap", "ex", "ex2", "sv", "sve", "sv2", "sv3", "sv4", "sv5", "sv6", "ap", "coll", "coll2", "jc", "wv", "wv2",
+			"nat", "nats", "wo", "wos", "pt", "pt0", "pt9"} {
 			compareWithFull(t, mode+" "+name, types["FULL"][name], got[name])
 		}
 	}
