@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/pingcap/tidb/pkg/parser"
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -178,18 +179,24 @@ func parseDDL(sql string) (stmts []ast.StmtNode, notes ddlNotes, err error) {
 		}
 	}()
 	text := sql
-	if m := createOrReplaceRE.FindStringIndex(text); m != nil {
-		text = text[:m[0]] + "CREATE TABLE" + text[m[1]:]
+	if m := createOrReplaceRE.FindStringSubmatchIndex(text); m != nil {
+		text = text[:m[0]] + "CREATE " + text[m[2]:]
 		stmts, notes, err = parseRewriting(text)
 		if err != nil {
 			return nil, notes, err
 		}
 		for _, st := range stmts {
-			if ct, ok := st.(*ast.CreateTableStmt); ok {
-				ct.IfNotExists = false
-				stmts = append([]ast.StmtNode{&ast.DropTableStmt{IfExists: true, Tables: []*ast.TableName{ct.Table}}}, stmts...)
-				break
+			var name *ast.TableName
+			switch c := st.(type) {
+			case *ast.CreateTableStmt:
+				c.IfNotExists, name = false, c.Table
+			case *ast.CreateSequenceStmt:
+				c.IfNotExists, name = false, c.Name
+			default:
+				continue
 			}
+			stmts = append([]ast.StmtNode{&ast.DropTableStmt{IfExists: true, Tables: []*ast.TableName{name}}}, stmts...)
+			break
 		}
 		return stmts, notes, nil
 	}
@@ -966,7 +973,7 @@ func leadingWord(s string) string {
 	return s[:n]
 }
 
-var createOrReplaceRE = regexp.MustCompile(`(?i)^\s*CREATE\s+OR\s+REPLACE\s+TABLE`)
+var createOrReplaceRE = regexp.MustCompile(`(?i)^\s*CREATE\s+OR\s+REPLACE\s+(TABLE|SEQUENCE)`)
 
 func tableKeyOf(db string, tn *ast.TableName) tableKey {
 	schema := tn.Schema.O
@@ -1039,6 +1046,22 @@ func (h *schemaHistory) applyStmt(db string, st ast.StmtNode, sql string, ch *dd
 			delete(h.tables, k)
 			delete(h.unknown, k)
 		}
+	case *ast.CreateSequenceStmt:
+		// MariaDB logs a sequence's new state as a row of its table
+		k := tableKeyOf(db, s.Name)
+		if s.IfNotExists && (h.tables[k] != nil || h.unknown[k] != "") {
+			return nil
+		}
+		ch.touched = append(ch.touched, k)
+		delete(h.unknown, k)
+		h.tables[k] = sequenceTable()
+	case *ast.DropSequenceStmt:
+		for _, tn := range s.Sequences {
+			k := tableKeyOf(db, tn)
+			ch.touched = append(ch.touched, k)
+			delete(h.tables, k)
+			delete(h.unknown, k)
+		}
 	case *ast.TruncateTableStmt:
 		ch.touched = append(ch.touched, tableKeyOf(db, s.Table)) // same layout, new table id
 	case *ast.RenameTableStmt:
@@ -1054,6 +1077,23 @@ func (h *schemaHistory) applyStmt(db string, st ast.StmtNode, sql string, ch *dd
 	}
 	return nil
 }
+
+// sequenceTable is the table of a MariaDB sequence (CREATE SEQUENCE, 10.3
+// to 11.4; 11.5's CREATE SEQUENCE ... AS type, which changes the first
+// four types, is not read): one row, rewritten as the sequence moves.
+var sequenceTable = sync.OnceValue(func() *histTable {
+	stmts, _, err := parseDDL("CREATE TABLE s (next_not_cached_value BIGINT NOT NULL, minimum_value BIGINT NOT NULL, " +
+		"maximum_value BIGINT NOT NULL, start_value BIGINT NOT NULL, increment BIGINT NOT NULL, " +
+		"cache_size BIGINT UNSIGNED NOT NULL, cycle_option TINYINT UNSIGNED NOT NULL, cycle_count BIGINT NOT NULL)")
+	if err != nil {
+		panic(err)
+	}
+	t, err := newSchemaHistory().createTable(tableKey{"", "s"}, stmts[0].(*ast.CreateTableStmt))
+	if err != nil {
+		panic(err)
+	}
+	return t
+})
 
 func (h *schemaHistory) dropDatabase(name string) {
 	delete(h.dbs, name)
@@ -1642,7 +1682,7 @@ func ddlTargets(db, sql string) []tableKey {
 	return keys
 }
 
-var ddlTargetRE = regexp.MustCompile(`(?is)^(CREATE|ALTER|DROP|RENAME|TRUNCATE)\s+(?:OR\s+REPLACE\s+)?(?:ONLINE\s+)?(?:IGNORE\s+)?(?:TEMPORARY\s+)?TABLES?\s+(?:IF\s+(?:NOT\s+)?EXISTS\s+)?(.*)$`)
+var ddlTargetRE = regexp.MustCompile(`(?is)^(CREATE|ALTER|DROP|RENAME|TRUNCATE)\s+(?:OR\s+REPLACE\s+)?(?:ONLINE\s+)?(?:IGNORE\s+)?(?:TEMPORARY\s+)?(?:TABLES?|SEQUENCE)\s+(?:IF\s+(?:NOT\s+)?EXISTS\s+)?(.*)$`)
 
 var dropDatabaseRE = regexp.MustCompile("(?is)^DROP\\s+(?:DATABASE|SCHEMA)\\s+(?:IF\\s+EXISTS\\s+)?`?([^`\\s;]+)`?")
 

@@ -258,6 +258,33 @@ func TestSchemaHistoryConvertPartition(t *testing.T) {
 	require.Contains(t, cols(h, "d", "p"), "unknown: a DDL statement the schema parser cannot read")
 }
 
+// TestSchemaHistorySequences: a MariaDB sequence is a table of eight
+// fixed columns, whose rows the binlog carries (NEXTVAL refilling its
+// cache, SETVAL).
+func TestSchemaHistorySequences(t *testing.T) {
+	const seq = "next_not_cached_value bigint, minimum_value bigint, maximum_value bigint, start_value bigint, " +
+		"increment bigint, cache_size bigint unsigned, cycle_option tinyint unsigned, cycle_count bigint"
+	h := newSchemaHistory()
+	h.serverCharset = "utf8mb4"
+	applyAll(t, h, "d", "CREATE SEQUENCE s START WITH 10 INCREMENT BY 5 CACHE 2",
+		"CREATE SEQUENCE e.s2 ENGINE=InnoDB", "ALTER SEQUENCE s RESTART 7", "RENAME TABLE e.s2 TO e.s3")
+	require.Equal(t, seq, cols(h, "d", "s"))
+	require.Equal(t, seq, cols(h, "e", "s3"))
+	applyAll(t, h, "d", "CREATE TABLE t (a INT)", "CREATE SEQUENCE IF NOT EXISTS t", "CREATE OR REPLACE SEQUENCE s MAXVALUE 100",
+		"DROP SEQUENCE IF EXISTS e.s3, nosuch")
+	require.Equal(t, "a int", cols(h, "d", "t"))
+	require.Equal(t, seq, cols(h, "d", "s"))
+	require.Equal(t, "<none>", cols(h, "e", "s3"))
+	ch, err := h.apply("d", "CREATE OR REPLACE SEQUENCE t")
+	require.NoError(t, err)
+	require.Equal(t, []tableKey{{"d", "t"}, {"d", "t"}}, ch.touched)
+	require.Equal(t, seq, cols(h, "d", "t"))
+	// MariaDB 11.5's AS type changes the columns' types: not read.
+	applyAll(t, h, "d", "CREATE OR REPLACE SEQUENCE s AS INT UNSIGNED")
+	require.Contains(t, cols(h, "d", "s"), "unknown: a DDL statement the schema parser cannot read")
+	require.True(t, isDDLText([]byte("create sequence s")))
+}
+
 func TestSchemaHistorySystemVersioning(t *testing.T) {
 	rowCols := func(h *schemaHistory, table string) string {
 		tb := h.tables[tableKey{"d", table}]

@@ -402,7 +402,8 @@ func TestIntegrationSchemaTypes(t *testing.T) {
 			"CREATE TABLE sve (id INT, s TIMESTAMP(6) AS ROW START INVISIBLE, e TIMESTAMP(6) AS ROW END INVISIBLE, a INT, "+
 				"PERIOD FOR SYSTEM_TIME (s, e)) WITH SYSTEM VERSIONING",
 			"CREATE TABLE wos (id INT, s DATE, e DATE, PERIOD FOR app (s, e), PRIMARY KEY (id, app WITHOUT OVERLAPS))",
-			"CREATE TABLE nats (a NATIONAL VARCHAR(3), b NCHAR(2))")
+			"CREATE TABLE nats (a NATIONAL VARCHAR(3), b NCHAR(2))",
+			"CREATE SEQUENCE seqs")
 		from := masterPos(t, s)
 		s.Exec(t, "USE d", "CREATE TABLE live "+schemaTypesColumns,
 			"INSERT INTO snap (i, id, js) VALUES (1, 1, '{}')", "INSERT INTO live (i, id, js) VALUES (1, 1, '[]')",
@@ -462,7 +463,10 @@ func TestIntegrationSchemaTypes(t *testing.T) {
 			"ALTER TABLE pt CONVERT PARTITION p0 TO TABLE pt0", "INSERT INTO pt0 VALUES (2, 'c')",
 			"ALTER TABLE pt ADD COLUMN b INT", "CREATE TABLE pt9 (id INT PRIMARY KEY, a VARCHAR(5), b INT)", "INSERT INTO pt9 VALUES (25, 'd', 1)",
 			"ALTER TABLE pt CONVERT TABLE pt9 TO PARTITION p2 VALUES LESS THAN (30)",
-			"CREATE TABLE pt9 (z TEXT)", "INSERT INTO pt9 VALUES ('e')", "INSERT INTO pt VALUES (26, 'f', 2)")
+			"CREATE TABLE pt9 (z TEXT)", "INSERT INTO pt9 VALUES ('e')", "INSERT INTO pt VALUES (26, 'f', 2)",
+			// Sequences: NEXTVAL and SETVAL write a row of their table.
+			"SELECT NEXTVAL(seqs)", "CREATE SEQUENCE seq START WITH 10 INCREMENT BY 3 CACHE 2", "SELECT NEXTVAL(seq)",
+			"CREATE OR REPLACE SEQUENCE seq2 MAXVALUE 1000", "SELECT SETVAL(seq2, 50)")
 		target := masterPos(t, s)
 		src := itSource(t, s)
 		store := binlogstream.NewFileSchemaStore(filepath.Join(t.TempDir(), "h"))
@@ -490,7 +494,7 @@ func TestIntegrationSchemaTypes(t *testing.T) {
 		cancel()
 		require.ErrorIs(t, err, context.Canceled, mode)
 		require.NoError(t, store.Close())
-		require.Len(t, got, 24, mode)
+		require.Len(t, got, 27, mode)
 		require.Equal(t, []any{int64(1), `{"é": 1}`, "é"}, jc, "%s: a JSON column converted to latin1", mode)
 		types[mode] = got
 	}
@@ -517,7 +521,7 @@ func TestIntegrationSchemaTypes(t *testing.T) {
 			[]string{got["coll"].Columns[0].Collation, got["coll"].Columns[1].Collation, got["coll"].Columns[2].Collation, got["coll"].Columns[3].Collation}, mode)
 		assert.Equal(t, "utf8mb4_german2_ci", got["coll2"].Columns[1].Collation, mode)
 		for _, name := range []string{"live", "snap", "ex", "ex2", "sv", "sve", "sv2", "sv3", "sv4", "sv5", "sv6", "ap", "coll", "coll2", "jc", "wv", "wv2",
-			"nat", "nats", "wo", "wos", "pt", "pt0", "pt9"} {
+			"nat", "nats", "wo", "wos", "pt", "pt0", "pt9", "seqs", "seq", "seq2"} {
 			compareWithFull(t, mode+" "+name, types["FULL"][name], got[name])
 		}
 	}

@@ -461,7 +461,7 @@ func readSchema(conn *client.Conn, databases []string) (*SchemaSnapshot, error) 
 		snap.Databases[r[0]] = r[1]
 	}
 	if rows, err = queryStrings(conn, "SELECT TABLE_SCHEMA, TABLE_NAME, IFNULL(TABLE_COLLATION,''), TABLE_TYPE FROM information_schema.TABLES "+
-		"WHERE TABLE_TYPE IN ('BASE TABLE','SYSTEM VERSIONED') AND "+tableWhere+" ORDER BY TABLE_SCHEMA, TABLE_NAME"); err != nil {
+		"WHERE TABLE_TYPE IN ('BASE TABLE','SYSTEM VERSIONED','SEQUENCE') AND "+tableWhere+" ORDER BY TABLE_SCHEMA, TABLE_NAME"); err != nil {
 		return nil, err
 	}
 	index := map[tableKey]int{}
