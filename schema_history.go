@@ -1,6 +1,7 @@
 package binlogstream
 
 import (
+	"encoding/binary"
 	"fmt"
 	"maps"
 	"regexp"
@@ -67,7 +68,10 @@ type schemaHistory struct {
 	// ("" when unknown).
 	dbs           map[string]string
 	serverCharset string
-	version       uint64 // bumped by the tracker on every change
+	// sqlMode is what the statement apply applies ran under, the flags of
+	// it that change how it reads (parserModes).
+	sqlMode pmysql.SQLMode
+	version uint64 // bumped by the tracker on every change
 	// notes, while apply applies a statement, are what its parse
 	// rewrote (parseRewriting).
 	notes ddlNotes
@@ -136,7 +140,7 @@ type ddlChange struct {
 // history (ALTER of a column that is not there) is an error, since the
 // history is then not the server's.
 func (h *schemaHistory) apply(db, sql string) (ddlChange, error) {
-	stmts, notes, err := parseDDL(sql)
+	stmts, notes, err := parseDDL(sql, h.sqlMode)
 	h.notes = notes
 	defer func() { h.notes = ddlNotes{} }()
 	if err != nil {
@@ -172,7 +176,7 @@ func truncateSQL(s string) string {
 // parseDDL parses with the TiDB parser (go-mysql's own dependency),
 // turning its panics (on some inputs) into errors. MariaDB's
 // CREATE OR REPLACE TABLE is read as DROP + CREATE.
-func parseDDL(sql string) (stmts []ast.StmtNode, notes ddlNotes, err error) {
+func parseDDL(sql string, mode pmysql.SQLMode) (stmts []ast.StmtNode, notes ddlNotes, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			stmts, notes, err = nil, ddlNotes{}, fmt.Errorf("parser panic: %v", r)
@@ -181,7 +185,7 @@ func parseDDL(sql string) (stmts []ast.StmtNode, notes ddlNotes, err error) {
 	text := sql
 	if m := createOrReplaceRE.FindStringSubmatchIndex(text); m != nil {
 		text = text[:m[0]] + "CREATE " + text[m[2]:]
-		stmts, notes, err = parseRewriting(text)
+		stmts, notes, err = parseRewriting(text, mode)
 		if err != nil {
 			return nil, notes, err
 		}
@@ -200,7 +204,7 @@ func parseDDL(sql string) (stmts []ast.StmtNode, notes ddlNotes, err error) {
 		}
 		return stmts, notes, nil
 	}
-	return parseRewriting(text)
+	return parseRewriting(text, mode)
 }
 
 // parseRewriting parses text with the TiDB parser. Where the parser
@@ -210,20 +214,22 @@ func parseDDL(sql string) (stmts []ast.StmtNode, notes ddlNotes, err error) {
 // collation it does not know, the collation is renamed (see
 // renameCollation), aliases giving the real name of each stand-in. The
 // error is the last parse's.
-func parseRewriting(text string) (stmts []ast.StmtNode, notes ddlNotes, err error) {
+func parseRewriting(text string, mode pmysql.SQLMode) (stmts []ast.StmtNode, notes ddlNotes, err error) {
 	if national, ok := rewriteNational(text); ok {
-		if stmts, notes, err := parseRewritingWords(national); err == nil {
+		if stmts, notes, err := parseRewritingWords(national, mode); err == nil {
 			return stmts, notes, nil
 		}
 		// A word taken for a national type was a name (a column called
 		// nchar): the text as written, national types read as CHAR.
 	}
-	return parseRewritingWords(text)
+	return parseRewritingWords(text, mode)
 }
 
-func parseRewritingWords(text string) (stmts []ast.StmtNode, notes ddlNotes, err error) {
+func parseRewritingWords(text string, mode pmysql.SQLMode) (stmts []ast.StmtNode, notes ddlNotes, err error) {
+	p := parser.New()
+	p.SetSQLMode(mode)
 	for range maxRewrites {
-		stmts, _, err = parser.New().ParseSQL(text)
+		stmts, _, err = p.ParseSQL(text)
 		if err == nil {
 			return stmts, notes, nil
 		}
@@ -1082,9 +1088,9 @@ func (h *schemaHistory) applyStmt(db string, st ast.StmtNode, sql string, ch *dd
 // to 11.4; 11.5's CREATE SEQUENCE ... AS type, which changes the first
 // four types, is not read): one row, rewritten as the sequence moves.
 var sequenceTable = sync.OnceValue(func() *histTable {
-	stmts, _, err := parseDDL("CREATE TABLE s (next_not_cached_value BIGINT NOT NULL, minimum_value BIGINT NOT NULL, " +
-		"maximum_value BIGINT NOT NULL, start_value BIGINT NOT NULL, increment BIGINT NOT NULL, " +
-		"cache_size BIGINT UNSIGNED NOT NULL, cycle_option TINYINT UNSIGNED NOT NULL, cycle_count BIGINT NOT NULL)")
+	stmts, _, err := parseDDL("CREATE TABLE s (next_not_cached_value BIGINT NOT NULL, minimum_value BIGINT NOT NULL, "+
+		"maximum_value BIGINT NOT NULL, start_value BIGINT NOT NULL, increment BIGINT NOT NULL, "+
+		"cache_size BIGINT UNSIGNED NOT NULL, cycle_option TINYINT UNSIGNED NOT NULL, cycle_count BIGINT NOT NULL)", pmysql.ModeNone)
 	if err != nil {
 		panic(err)
 	}
@@ -1708,6 +1714,33 @@ func parseTableName(db, s string) tableKey {
 // collation_server, two bytes each): the default a CREATE DATABASE without
 // a charset got. 0 when the event does not say.
 func serverCollation(vars []byte) uint64 {
+	v := statusVar(vars, 4)
+	if len(v) < 6 {
+		return 0
+	}
+	return uint64(v[4]) | uint64(v[5])<<8
+}
+
+// sqlModeOf reads the sql_mode a Query event's statement ran under from
+// its status variables (Q_SQL_MODE_CODE), 0 when the event does not say.
+func sqlModeOf(vars []byte) uint64 {
+	v := statusVar(vars, 1)
+	if len(v) < 8 {
+		return 0
+	}
+	return binary.LittleEndian.Uint64(v)
+}
+
+// parserModes are the sql_mode flags that change how a DDL statement
+// reads ("quoted" names, backslashes in strings, REAL); MariaDB's and
+// MySQL's bits are the TiDB parser's.
+const parserModes = pmysql.ModeRealAsFloat | pmysql.ModePipesAsConcat | pmysql.ModeANSIQuotes |
+	pmysql.ModeIgnoreSpace | pmysql.ModeNoBackslashEscapes | pmysql.ModeHighNotPrecedence
+
+// statusVar is the value of status variable want in a Query event's
+// status variables, nil when they do not have it or cannot be read that
+// far.
+func statusVar(vars []byte, want byte) []byte {
 	for len(vars) > 0 {
 		code := vars[0]
 		vars = vars[1:]
@@ -1719,24 +1752,21 @@ func serverCollation(vars []byte) uint64 {
 			n = 8
 		case 2: // Q_CATALOG_CODE: length, text, NUL
 			if len(vars) < 1 {
-				return 0
+				return nil
 			}
 			n = 1 + int(vars[0]) + 1
-		case 4: // Q_CHARSET_CODE
-			if len(vars) < 6 {
-				return 0
-			}
-			return uint64(vars[4]) | uint64(vars[5])<<8
+		case 4: // Q_CHARSET_CODE: three collation ids
+			n = 6
 		case 5, 6: // Q_TIME_ZONE_CODE, Q_CATALOG_NZ_CODE: length, text
 			if len(vars) < 1 {
-				return 0
+				return nil
 			}
 			n = 1 + int(vars[0])
 		case 7, 8, 18: // Q_LC_TIME_NAMES_CODE, Q_CHARSET_DATABASE_CODE, Q_DEFAULT_COLLATION_FOR_UTF8MB4
 			n = 2
 		case 11: // Q_INVOKER: user and host, each with a length byte
 			if len(vars) < 1 || len(vars) < 2+int(vars[0]) {
-				return 0
+				return nil
 			}
 			n = 1 + int(vars[0]) + 1 + int(vars[1+int(vars[0])])
 		case 13, 128: // Q_MICROSECONDS, MariaDB's Q_HRNOW
@@ -1746,12 +1776,15 @@ func serverCollation(vars []byte) uint64 {
 		case 129: // MariaDB's Q_XID
 			n = 8
 		default: // Q_UPDATED_DB_NAMES and unknown codes: their length is not known here
-			return 0
+			return nil
 		}
 		if n > len(vars) {
-			return 0
+			return nil
+		}
+		if code == want {
+			return vars[:n]
 		}
 		vars = vars[n:]
 	}
-	return 0
+	return nil
 }

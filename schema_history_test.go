@@ -8,6 +8,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser"
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	pmysql "github.com/pingcap/tidb/pkg/parser/mysql"
 
 	"github.com/stretchr/testify/require"
 )
@@ -418,14 +419,43 @@ func TestIsDDLText(t *testing.T) {
 
 func TestServerCollationFromStatusVars(t *testing.T) {
 	// flags2, sql_mode, catalog "std", auto_increment, charset (33, 33, 45), time zone
-	vars := []byte{0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 2, 3, 's', 't', 'd', 0, 3, 1, 0, 1, 0,
+	vars := []byte{0, 0, 0, 0, 0, 1, 4, 0, 0x20, 0x54, 0, 0, 0, 0, 2, 3, 's', 't', 'd', 0, 3, 1, 0, 1, 0,
 		4, 33, 0, 33, 0, 45, 0, 5, 3, 'U', 'T', 'C'}
 	require.Equal(t, uint64(45), serverCollation(vars))
+	require.Equal(t, uint64(0x54200004), sqlModeOf(vars), "ANSI_QUOTES and MariaDB 10.11's default")
+	require.Zero(t, sqlModeOf(vars[:10]), "truncated")
 	cs, coll := collationName(45)
 	require.Equal(t, "utf8mb4", cs)
 	require.Equal(t, "utf8mb4_general_ci", coll)
 	require.Zero(t, serverCollation([]byte{12, 1, 'd', 0, 4, 1, 0, 1, 0, 8, 0}), "an unknown-length code first: not read")
 	require.Zero(t, serverCollation([]byte{4, 1, 0}), "truncated")
+}
+
+// TestSchemaHistorySQLMode: a statement reads as its sql_mode says:
+// "quoted" names under ANSI_QUOTES, a backslash ending a string under
+// NO_BACKSLASH_ESCAPES, REAL as FLOAT under REAL_AS_FLOAT.
+func TestSchemaHistorySQLMode(t *testing.T) {
+	h := newSchemaHistory()
+	h.serverCharset = "utf8mb4"
+	rec := func(mode pmysql.SQLMode, sql string) {
+		t.Helper()
+		_, err := h.applyRecord(&SchemaRecord{Database: "d", Statement: sql, SQLMode: uint64(mode | pmysql.ModeStrictTransTables)})
+		require.NoError(t, err)
+	}
+	rec(pmysql.ModeANSIQuotes|pmysql.ModeRealAsFloat, `CREATE TABLE "t" ("a" REAL, "b c" VARCHAR(3) COMMENT 'x', r DOUBLE)`)
+	require.Equal(t, "a float, b c varchar(3) utf8mb4, r double", cols(h, "d", "t"))
+	rec(pmysql.ModeNone, `CREATE TABLE u (a REAL, b INT COMMENT "ANSI")`)
+	require.Equal(t, "a double, b int", cols(h, "d", "u"))
+	rec(pmysql.ModeNoBackslashEscapes, `CREATE TABLE w (a INT COMMENT 'C:\', b VARCHAR(2) COMMENT '\n', c INT COMMENT ')')`)
+	require.Equal(t, "a int, b varchar(2) utf8mb4, c int", cols(h, "d", "w"))
+	rec(pmysql.ModeANSIQuotes, `ALTER TABLE "d"."u" ADD COLUMN "z" NCHAR(2), RENAME TO "v"`)
+	require.Equal(t, "a double, b int, z char(2) utf8mb3", cols(h, "d", "v"))
+	// The same texts without their modes do not read.
+	rec(pmysql.ModeNone, `CREATE TABLE "t2" ("a" REAL)`)
+	rec(pmysql.ModeNone, `CREATE TABLE w2 (a INT COMMENT 'C:\', b VARCHAR(2) COMMENT '\n', c INT COMMENT ')')`)
+	require.Contains(t, cols(h, "d", "t2"), "unknown")
+	require.Contains(t, cols(h, "d", "w2"), "unknown")
+	require.Zero(t, h.sqlMode, "the mode is the record's only")
 }
 
 func TestSchemaHistoryConvertAndTemporary(t *testing.T) {

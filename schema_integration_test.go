@@ -466,7 +466,14 @@ func TestIntegrationSchemaTypes(t *testing.T) {
 			"CREATE TABLE pt9 (z TEXT)", "INSERT INTO pt9 VALUES ('e')", "INSERT INTO pt VALUES (26, 'f', 2)",
 			// Sequences: NEXTVAL and SETVAL write a row of their table.
 			"SELECT NEXTVAL(seqs)", "CREATE SEQUENCE seq START WITH 10 INCREMENT BY 3 CACHE 2", "SELECT NEXTVAL(seq)",
-			"CREATE OR REPLACE SEQUENCE seq2 MAXVALUE 1000", "SELECT SETVAL(seq2, 50)")
+			"CREATE OR REPLACE SEQUENCE seq2 MAXVALUE 1000", "SELECT SETVAL(seq2, 50)",
+			// DDL read under its own sql_mode.
+			"SET SESSION sql_mode = 'ANSI_QUOTES,REAL_AS_FLOAT'",
+			`CREATE TABLE "aq" ("a" REAL, "b c" VARCHAR(3) COMMENT 'x', "d" DOUBLE)`, `ALTER TABLE "aq" ADD COLUMN "e" INT FIRST`,
+			"SET SESSION sql_mode = 'NO_BACKSLASH_ESCAPES'",
+			`CREATE TABLE nbe (a INT COMMENT 'C:\', b VARCHAR(2) COMMENT '\n', c INT COMMENT ')')`,
+			"SET SESSION sql_mode = DEFAULT",
+			"INSERT INTO aq VALUES (1, 2.5, 'x', 3.5)", "INSERT INTO nbe VALUES (1, 'y', 2)")
 		target := masterPos(t, s)
 		src := itSource(t, s)
 		store := binlogstream.NewFileSchemaStore(filepath.Join(t.TempDir(), "h"))
@@ -494,7 +501,7 @@ func TestIntegrationSchemaTypes(t *testing.T) {
 		cancel()
 		require.ErrorIs(t, err, context.Canceled, mode)
 		require.NoError(t, store.Close())
-		require.Len(t, got, 27, mode)
+		require.Len(t, got, 29, mode)
 		require.Equal(t, []any{int64(1), `{"é": 1}`, "é"}, jc, "%s: a JSON column converted to latin1", mode)
 		types[mode] = got
 	}
@@ -521,7 +528,7 @@ func TestIntegrationSchemaTypes(t *testing.T) {
 			[]string{got["coll"].Columns[0].Collation, got["coll"].Columns[1].Collation, got["coll"].Columns[2].Collation, got["coll"].Columns[3].Collation}, mode)
 		assert.Equal(t, "utf8mb4_german2_ci", got["coll2"].Columns[1].Collation, mode)
 		for _, name := range []string{"live", "snap", "ex", "ex2", "sv", "sve", "sv2", "sv3", "sv4", "sv5", "sv6", "ap", "coll", "coll2", "jc", "wv", "wv2",
-			"nat", "nats", "wo", "wos", "pt", "pt0", "pt9", "seqs", "seq", "seq2"} {
+			"nat", "nats", "wo", "wos", "pt", "pt0", "pt9", "seqs", "seq", "seq2", "aq", "nbe"} {
 			compareWithFull(t, mode+" "+name, types["FULL"][name], got[name])
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
+	pmysql "github.com/pingcap/tidb/pkg/parser/mysql"
 )
 
 // SchemaSnapshot is the definition of the streamed databases' tables at
@@ -56,6 +57,11 @@ type SchemaRecord struct {
 	// ServerCharset is the statement's collation_server's charset (from
 	// the Query event), the default of a CREATE DATABASE without one.
 	ServerCharset string `json:"server_charset,omitempty"`
+	// SQLMode is the statement's sql_mode (from the Query event), the
+	// flags of it that change how a statement reads: ANSI_QUOTES,
+	// NO_BACKSLASH_ESCAPES, REAL_AS_FLOAT, PIPES_AS_CONCAT, IGNORE_SPACE,
+	// HIGH_NOT_PRECEDENCE.
+	SQLMode uint64 `json:"sql_mode,omitempty"`
 }
 
 func (r *SchemaRecord) isDDL() bool { return r.Snapshot == nil && r.Prescan == nil }
@@ -83,6 +89,8 @@ func (h *schemaHistory) applyRecord(rec *SchemaRecord) (ddlChange, error) {
 	if rec.ServerCharset != "" {
 		h.serverCharset = rec.ServerCharset
 	}
+	h.sqlMode = pmysql.SQLMode(rec.SQLMode) & parserModes
+	defer func() { h.sqlMode = pmysql.ModeNone }()
 	return h.apply(rec.Database, rec.Statement)
 }
 
@@ -263,6 +271,7 @@ func (st *schemaTracker) observe(be *replication.BinlogEvent, d *decision) (*Tab
 			return nil, nil, nil
 		}
 		st.hist.version++
+		rec.SQLMode = sqlModeOf(e.StatusVars) & uint64(parserModes)
 		if id := serverCollation(e.StatusVars); id != 0 {
 			if cs, _ := collationNameFor(st.flavor, id); cs != "" {
 				rec.ServerCharset = normCharset(cs)
