@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/pingcap/tidb/pkg/parser"
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -1719,6 +1720,30 @@ func serverCollation(vars []byte) uint64 {
 		return 0
 	}
 	return uint64(v[4]) | uint64(v[5])<<8
+}
+
+// clientCollation reads character_set_client from a Query event's status
+// variables (Q_CHARSET_CODE): the charset of its text. 0 when the event
+// does not say.
+func clientCollation(vars []byte) uint64 {
+	v := statusVar(vars, 4)
+	if len(v) < 6 {
+		return 0
+	}
+	return uint64(v[0]) | uint64(v[1])<<8
+}
+
+// statementText is a Query event's text in UTF-8, decoded from the
+// client charset it was sent in (cs): the server reads names in it that
+// way. Text that does not decode is returned as it is.
+func statementText(q []byte, cs string) string {
+	if isUTF8Charset(cs) || cs == "binary" || isASCII(string(q)) {
+		return string(q)
+	}
+	if s, ok := decodeText(q, cs).(string); ok && !strings.ContainsRune(s, utf8.RuneError) {
+		return s
+	}
+	return string(q)
 }
 
 // sqlModeOf reads the sql_mode a Query event's statement ran under from

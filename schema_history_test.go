@@ -431,6 +431,20 @@ func TestServerCollationFromStatusVars(t *testing.T) {
 	require.Zero(t, serverCollation([]byte{4, 1, 0}), "truncated")
 }
 
+// TestStatementText: a DDL statement's text is decoded from the client
+// charset it came in.
+func TestStatementText(t *testing.T) {
+	require.Equal(t, "CREATE TABLE t (café INT, e ENUM('été'))", statementText([]byte("CREATE TABLE t (caf\xe9 INT, e ENUM('\xe9t\xe9'))"), "latin1"))
+	require.Equal(t, "CREATE TABLE t (имя INT)", statementText([]byte("CREATE TABLE t (\xe8\xec\xff INT)"), "cp1251"))
+	require.Equal(t, "CREATE TABLE t (é INT)", statementText([]byte("CREATE TABLE t (é INT)"), "utf8mb4"))
+	require.Equal(t, "CREATE TABLE t (\xe9 INT)", statementText([]byte("CREATE TABLE t (\xe9 INT)"), "binary"))
+	bad := "CREATE TABLE t (\x81 INT)" // not sjis
+	require.Equal(t, bad, statementText([]byte(bad), "sjis"), "undecodable: as it is")
+	vars := []byte{4, 8, 0, 8, 0, 45, 0} // client latin1_swedish_ci, server utf8mb4_general_ci
+	require.Equal(t, uint64(8), clientCollation(vars))
+	require.Equal(t, uint64(45), serverCollation(vars))
+}
+
 // TestSchemaHistorySQLMode: a statement reads as its sql_mode says:
 // "quoted" names under ANSI_QUOTES, a backslash ending a string under
 // NO_BACKSLASH_ESCAPES, REAL as FLOAT under REAL_AS_FLOAT.

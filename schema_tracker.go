@@ -265,7 +265,12 @@ func (st *schemaTracker) observe(be *replication.BinlogEvent, d *decision) (*Tab
 		if !isDDLText(e.Query) {
 			return nil, nil, nil
 		}
-		rec := &SchemaRecord{GTID: d.gtid, End: d.end, Database: string(e.Schema), Statement: string(e.Query)}
+		text := string(e.Query)
+		if id := clientCollation(e.StatusVars); id != 0 {
+			cs, _ := collationNameFor(st.flavor, id)
+			text = statementText(e.Query, normCharset(cs))
+		}
+		rec := &SchemaRecord{GTID: d.gtid, End: d.end, Database: string(e.Schema), Statement: text}
 		k := rec.key()
 		if st.applied[k] {
 			return nil, nil, nil
