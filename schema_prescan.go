@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
@@ -139,7 +140,7 @@ func streamedPrescan(ctx context.Context, src Source, from ResumePosition, snap 
 	p := newPrescan(from, snap)
 	s.AddListener(func(_ context.Context, ev Event) error {
 		if q, ok := ev.Event.(*replication.QueryEvent); ok {
-			p.add(string(q.Schema), string(q.Query))
+			p.add(string(q.Schema), queryText(q, from.Flavor))
 		}
 		return nil
 	})
@@ -191,6 +192,10 @@ func (p prescanning) add(db, query string) []tableKey {
 // names a table without its database cannot be placed: an error.
 func (p prescanning) note(info string) error {
 	db, query := parseQueryInfo(info)
+	if !utf8.ValidString(query) && isDDLText([]byte(query)) {
+		// sent in another charset, which only the binlog's event says
+		return fmt.Errorf("the statement %q is listed in a charset other than UTF-8", truncateSQL(strings.ToValidUTF8(query, "?")))
+	}
 	for _, k := range p.add(db, query) {
 		if k.schema == "" {
 			return fmt.Errorf("the statement %q is listed without its default database", truncateSQL(query))

@@ -59,6 +59,18 @@ func TestIntegrationPrescanListed(t *testing.T) {
 	listed, err := binlogstream.PrescanListed(ctx, src, binlogstream.StartAt(mid), snap, 2)
 	require.NoError(t, err)
 	assert.Equal(t, [][2]string{{"d", "keep"}}, listed.Tables)
+
+	// DDL sent in latin1: the list has its bytes but not its charset, the
+	// dump both; the streamed scan names the table as the server does.
+	mid = masterPos(t, s)
+	s.Exec(t, "USE d", "SET NAMES latin1", "CREATE TABLE caf\xe9 (x INT)", "SET NAMES utf8mb4")
+	snap, err = src.SchemaSnapshot(ctx, nil)
+	require.NoError(t, err)
+	_, err = binlogstream.PrescanListed(ctx, src, binlogstream.StartAt(mid), snap, 2)
+	require.ErrorContains(t, err, "charset other than UTF-8")
+	streamed, err = binlogstream.PrescanStreamed(ctx, src, binlogstream.StartAt(mid), snap)
+	require.NoError(t, err)
+	assert.Equal(t, [][2]string{{"d", "café"}}, streamed.Tables)
 }
 
 // TestIntegrationPrescanListedGTID: in GTID mode the list starts at the

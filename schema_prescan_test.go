@@ -61,9 +61,14 @@ func TestPrescanNote(t *testing.T) {
 		require.Error(t, err, q)
 		assert.Contains(t, err.Error(), "without its default database")
 	}
-	for _, q := range []string{"DROP DATABASE d", "CREATE TABLE e.t (a INT)", "INSERT INTO t VALUES (1)", "BEGIN"} {
+	for _, q := range []string{"DROP DATABASE d", "CREATE TABLE e.t (a INT)", "INSERT INTO t VALUES (1)", "BEGIN",
+		"INSERT INTO t VALUES ('caf\xe9')"} {
 		assert.NoError(t, newPrescan(ResumePosition{}, snap).note(q), q)
 	}
+	// DDL sent in latin1: its names are not known without the event's
+	// client charset, so the scan is streamed.
+	err := newPrescan(ResumePosition{}, snap).note("use `d`; ALTER TABLE caf\xe9 ADD b INT")
+	require.ErrorContains(t, err, "charset other than UTF-8")
 }
 
 func TestParseGTIDInfo(t *testing.T) {

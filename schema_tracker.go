@@ -84,6 +84,16 @@ func histTableOf(st SnapshotTable) *histTable {
 	return t
 }
 
+// queryText is a Query event's statement in UTF-8, decoded from the
+// client charset it was sent in (statementText).
+func queryText(e *replication.QueryEvent, flavor string) string {
+	if id := clientCollation(e.StatusVars); id != 0 {
+		cs, _ := collationNameFor(flavor, id)
+		return statementText(e.Query, normCharset(cs))
+	}
+	return string(e.Query)
+}
+
 // applyRecord applies a DDL record with the server charset it ran under.
 func (h *schemaHistory) applyRecord(rec *SchemaRecord) (ddlChange, error) {
 	if rec.ServerCharset != "" {
@@ -265,12 +275,7 @@ func (st *schemaTracker) observe(be *replication.BinlogEvent, d *decision) (*Tab
 		if !isDDLText(e.Query) {
 			return nil, nil, nil
 		}
-		text := string(e.Query)
-		if id := clientCollation(e.StatusVars); id != 0 {
-			cs, _ := collationNameFor(st.flavor, id)
-			text = statementText(e.Query, normCharset(cs))
-		}
-		rec := &SchemaRecord{GTID: d.gtid, End: d.end, Database: string(e.Schema), Statement: text}
+		rec := &SchemaRecord{GTID: d.gtid, End: d.end, Database: string(e.Schema), Statement: queryText(e, st.flavor)}
 		k := rec.key()
 		if st.applied[k] {
 			return nil, nil, nil
