@@ -1426,7 +1426,7 @@ func (h *schemaHistory) alterTable(db string, s *ast.AlterTableStmt, ch *ddlChan
 		h.convertPartition(db, k, nil, ch)
 		return nil
 	}
-	t := &histTable{cols: append([]Column(nil), old.cols...), pk: old.pk, charset: old.charset, versioned: old.versioned}
+	t := &histTable{cols: append([]Column(nil), old.cols...), pk: old.pk, charset: old.charset, collation: old.collation, versioned: old.versioned}
 	switch {
 	case h.notes.versioning > 0 && !h.notes.period:
 		t.versioned = true
@@ -1439,91 +1439,34 @@ func (h *schemaHistory) alterTable(db string, s *ast.AlterTableStmt, ch *ddlChan
 	case h.notes.versioning < 0:
 		t.versioned = false
 	}
+	// The table's default charset first: the statement's new columns
+	// take it wherever its option stands; CONVERT TO converts every text
+	// column last, those the statement declares with a charset too.
+	convert := false
+	for _, sp := range s.Specs {
+		if sp.Tp != ast.AlterTableOption {
+			continue
+		}
+		for _, o := range sp.Options {
+			if o.Tp != ast.TableOptionCharset && o.Tp != ast.TableOptionCollate {
+				continue
+			}
+			t.charset = charsetOfOption(o.Tp == ast.TableOptionCharset, o.Tp == ast.TableOptionCollate, o.StrValue, "")
+			t.collation = h.collationOfOption(o, "")
+			convert = convert || o.UintValue == ast.TableOptionCharsetWithConvertTo
+		}
+	}
+	if err := h.alterColumns(t, s.Specs, k); err != nil {
+		return err
+	}
 	for _, sp := range s.Specs {
 		switch sp.Tp {
-		case ast.AlterTableAddColumns:
-			for i, cd := range sp.NewColumns {
-				c, pk := h.column(cd, t)
-				if t.find(c.Name) >= 0 {
-					if sp.IfNotExists {
-						continue
-					}
-					return fmt.Errorf("ADD COLUMN %s: %s already has it", c.Name, k)
-				}
-				pos := sp.Position
-				if i > 0 { // ADD (a, b): in order at the end
-					pos = nil
-				}
-				if err := t.insert(c, pos); err != nil {
-					return err
-				}
-				if pk {
-					t.pk = []string{c.Name}
-				}
-			}
-		case ast.AlterTableDropColumn:
-			i := t.find(sp.OldColumnName.Name.O)
-			if i < 0 {
-				if sp.IfExists {
-					continue
-				}
-				return fmt.Errorf("DROP COLUMN %s: %s has no such column", sp.OldColumnName.Name.O, k)
-			}
-			t.cols = append(t.cols[:i:i], t.cols[i+1:]...)
-			t.pk = withoutName(t.pk, sp.OldColumnName.Name.O)
-		case ast.AlterTableModifyColumn, ast.AlterTableChangeColumn:
-			oldName := sp.NewColumns[0].Name.Name.O
-			if sp.Tp == ast.AlterTableChangeColumn {
-				oldName = sp.OldColumnName.Name.O
-			}
-			i := t.find(oldName)
-			if i < 0 {
-				if sp.IfExists {
-					continue
-				}
-				return fmt.Errorf("%s %s: %s has no such column", alterVerb(sp.Tp), oldName, k)
-			}
-			c, pk := h.column(sp.NewColumns[0], t)
-			t.cols = append(t.cols[:i:i], t.cols[i+1:]...)
-			pos := sp.Position
-			if pos == nil || pos.Tp == ast.ColumnPositionNone {
-				pos = nil
-				if err := t.insertAt(c, i); err != nil {
-					return err
-				}
-			} else if err := t.insert(c, pos); err != nil {
-				return err
-			}
-			t.pk = renamed(t.pk, oldName, c.Name)
-			if pk {
-				t.pk = []string{c.Name}
-			}
-		case ast.AlterTableRenameColumn:
-			i := t.find(sp.OldColumnName.Name.O)
-			if i < 0 {
-				return fmt.Errorf("RENAME COLUMN %s: %s has no such column", sp.OldColumnName.Name.O, k)
-			}
-			t.cols[i].Name = sp.NewColumnName.Name.O
-			t.pk = renamed(t.pk, sp.OldColumnName.Name.O, sp.NewColumnName.Name.O)
 		case ast.AlterTableAddConstraint:
 			if sp.Constraint != nil && sp.Constraint.Tp == ast.ConstraintPrimaryKey {
 				t.pk = constraintColumns(sp.Constraint)
 			}
 		case ast.AlterTableDropPrimaryKey:
 			t.pk = nil
-		case ast.AlterTableOption:
-			convert := false
-			for _, o := range sp.Options {
-				if o.Tp != ast.TableOptionCharset && o.Tp != ast.TableOptionCollate {
-					continue
-				}
-				t.charset = charsetOfOption(o.Tp == ast.TableOptionCharset, o.Tp == ast.TableOptionCollate, o.StrValue, "")
-				t.collation = h.collationOfOption(o, "")
-				convert = convert || o.UintValue == ast.TableOptionCharsetWithConvertTo
-			}
-			if convert {
-				t.convertTo(t.charset, t.collation)
-			}
 		case ast.AlterTableRenameTable:
 			to := tableKeyOf(db, sp.NewTable)
 			delete(h.tables, k)
@@ -1531,6 +1474,9 @@ func (h *schemaHistory) alterTable(db string, s *ast.AlterTableStmt, ch *ddlChan
 			ch.touched = append(ch.touched, to)
 			k = to
 		}
+	}
+	if convert {
+		t.convertTo(t.charset, t.collation)
 	}
 	delete(h.unknown, k)
 	h.tables[k] = t
@@ -1560,6 +1506,149 @@ func (h *schemaHistory) convertPartition(db string, k tableKey, t *histTable, ch
 		delete(h.tables, from)
 		delete(h.unknown, from)
 	}
+}
+
+// alterColumns applies an ALTER TABLE's column changes to t as the server
+// does. DROP, CHANGE, MODIFY and RENAME COLUMN name t's columns as they
+// were before the statement (so CHANGE a b, CHANGE b a swaps two names),
+// AFTER names them as they are after it. Columns keep their places unless
+// FIRST or AFTER moves them; new ones go last, those placed in the
+// statement's order.
+func (h *schemaHistory) alterColumns(t *histTable, specs []*ast.AlterTableSpec, k tableKey) error {
+	type def struct {
+		col Column
+		pk  bool
+		pos *ast.ColumnPosition // nil where it stays (a change) or goes last (an addition)
+		// changes: it changes a column of the table; done: it is placed
+		changes, done bool
+	}
+	var defs []*def
+	gone := map[string]bool{}    // dropped, by lower-case name
+	changes := map[string]*def{} // by the lower-case name of the column changed
+	renames := map[string]string{}
+	exists := func(name string) bool { return t.find(name) >= 0 }
+	added := func(name string) bool {
+		for _, d := range defs {
+			if strings.EqualFold(d.col.Name, name) {
+				return true
+			}
+		}
+		return false
+	}
+	placed := func(p *ast.ColumnPosition) *ast.ColumnPosition {
+		if p == nil || p.Tp == ast.ColumnPositionNone {
+			return nil
+		}
+		return p
+	}
+	for _, sp := range specs {
+		switch sp.Tp {
+		case ast.AlterTableAddColumns:
+			for i, cd := range sp.NewColumns {
+				c, pk := h.column(cd, t)
+				if sp.IfNotExists && (exists(c.Name) || added(c.Name)) {
+					continue
+				}
+				d := &def{col: c, pk: pk}
+				if i == 0 { // ADD (a, b): in order at the end
+					d.pos = placed(sp.Position)
+				}
+				defs = append(defs, d)
+			}
+		case ast.AlterTableDropColumn:
+			name := sp.OldColumnName.Name.O
+			if !exists(name) || gone[strings.ToLower(name)] {
+				if sp.IfExists {
+					continue
+				}
+				return fmt.Errorf("DROP COLUMN %s: %s has no such column", name, k)
+			}
+			gone[strings.ToLower(name)] = true
+		case ast.AlterTableModifyColumn, ast.AlterTableChangeColumn:
+			oldName := sp.NewColumns[0].Name.Name.O
+			if sp.Tp == ast.AlterTableChangeColumn {
+				oldName = sp.OldColumnName.Name.O
+			}
+			if !exists(oldName) {
+				if sp.IfExists {
+					continue
+				}
+				return fmt.Errorf("%s %s: %s has no such column", alterVerb(sp.Tp), oldName, k)
+			}
+			c, pk := h.column(sp.NewColumns[0], t)
+			d := &def{col: c, pk: pk, pos: placed(sp.Position)}
+			changes[strings.ToLower(oldName)] = d
+			defs = append(defs, d)
+		case ast.AlterTableRenameColumn:
+			if !exists(sp.OldColumnName.Name.O) {
+				return fmt.Errorf("RENAME COLUMN %s: %s has no such column", sp.OldColumnName.Name.O, k)
+			}
+			renames[strings.ToLower(sp.OldColumnName.Name.O)] = sp.NewColumnName.Name.O
+		}
+	}
+	newName := map[string]string{} // old lower-case name -> name after; absent: dropped
+	var cols []Column
+	for _, c := range t.cols {
+		l := strings.ToLower(c.Name)
+		switch d, changed := changes[l]; {
+		case gone[l]:
+			if changed {
+				return fmt.Errorf("%s: column %s both dropped and changed", k, c.Name)
+			}
+			continue
+		case changed:
+			// in place; one placed elsewhere moves below
+			newName[l] = d.col.Name
+			cols, d.done, d.changes = append(cols, d.col), d.pos == nil, true
+			continue
+		}
+		if to, ok := renames[l]; ok {
+			c.Name = to
+		}
+		newName[l] = c.Name
+		cols = append(cols, c)
+	}
+	for _, d := range defs {
+		if d.done {
+			continue
+		}
+		if d.changes {
+			i := columnIndex(cols, d.col.Name)
+			cols = slices.Delete(cols, i, i+1)
+		}
+		i := len(cols)
+		switch {
+		case d.pos == nil:
+		case d.pos.Tp == ast.ColumnPositionFirst:
+			i = 0
+		default:
+			if i = columnIndex(cols, d.pos.RelativeColumn.Name.O); i < 0 {
+				return fmt.Errorf("AFTER %s: %s has no such column", d.pos.RelativeColumn.Name.O, k)
+			}
+			i++
+		}
+		cols = slices.Insert(cols, i, d.col)
+	}
+	for i := range cols {
+		for _, c := range cols[:i] {
+			if strings.EqualFold(c.Name, cols[i].Name) {
+				return fmt.Errorf("%s: two columns named %s after the ALTER", k, c.Name)
+			}
+		}
+	}
+	var pk []string
+	for _, n := range t.pk {
+		if to, ok := newName[strings.ToLower(n)]; ok {
+			pk = append(pk, to)
+		}
+	}
+	for _, d := range defs {
+		if d.pk {
+			pk = []string{d.col.Name}
+		}
+	}
+	t.cols, t.pk = cols, pk
+	return nil
 }
 
 func alterVerb(tp ast.AlterTableType) string {
@@ -1616,46 +1705,6 @@ func widerText(dt string, oldW, newW int) string {
 }
 
 func (t *histTable) find(name string) int { return columnIndex(t.cols, name) }
-
-func (t *histTable) insert(c Column, pos *ast.ColumnPosition) error {
-	switch {
-	case pos == nil || pos.Tp == ast.ColumnPositionNone:
-		return t.insertAt(c, len(t.cols))
-	case pos.Tp == ast.ColumnPositionFirst:
-		return t.insertAt(c, 0)
-	default:
-		i := t.find(pos.RelativeColumn.Name.O)
-		if i < 0 {
-			return fmt.Errorf("AFTER %s: no such column", pos.RelativeColumn.Name.O)
-		}
-		return t.insertAt(c, i+1)
-	}
-}
-
-func (t *histTable) insertAt(c Column, i int) error {
-	t.cols = append(t.cols[:i:i], append([]Column{c}, t.cols[i:]...)...)
-	return nil
-}
-
-func withoutName(names []string, name string) []string {
-	var out []string
-	for _, n := range names {
-		if !strings.EqualFold(n, name) {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-func renamed(names []string, from, to string) []string {
-	out := append([]string(nil), names...)
-	for i, n := range out {
-		if strings.EqualFold(n, from) {
-			out[i] = to
-		}
-	}
-	return out
-}
 
 // ddlTargets finds the tables a DDL statement names when the parser
 // cannot read it, so that they become unknown rather than stale.

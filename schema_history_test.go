@@ -259,6 +259,50 @@ func TestSchemaHistoryConvertPartition(t *testing.T) {
 	require.Contains(t, cols(h, "d", "p"), "unknown: a DDL statement the schema parser cannot read")
 }
 
+// TestSchemaHistoryAlterNames: an ALTER TABLE's DROP, CHANGE, MODIFY and
+// RENAME COLUMN name the columns as they were before it, AFTER as they
+// are after it, and its table charset is the default of the columns it
+// adds wherever it stands (the results are MariaDB 10.11's).
+func TestSchemaHistoryAlterNames(t *testing.T) {
+	for _, c := range []struct{ alter, want string }{
+		{"CHANGE a b INT, CHANGE b a VARCHAR(3)", "b int, a varchar(3) utf8mb4, c date"},
+		{"RENAME COLUMN a TO b, RENAME COLUMN b TO a", "b int, a varchar(3) utf8mb4, c date"},
+		{"RENAME COLUMN a TO b, RENAME COLUMN b TO c, RENAME COLUMN c TO a", "b int, c varchar(3) utf8mb4, a date"},
+		{"MODIFY a INT AFTER b, MODIFY b VARCHAR(3) FIRST", "b varchar(3) utf8mb4, a int, c date"},
+		{"DROP COLUMN a, ADD COLUMN a TEXT FIRST", "a text utf8mb4, b varchar(3) utf8mb4, c date"},
+		{"CHANGE a z INT AFTER b, ADD COLUMN a DATE AFTER z", "b varchar(3) utf8mb4, z int, a date, c date"},
+		{"CHANGE a a2 INT, ADD COLUMN n INT AFTER a2", "a2 int, n int, b varchar(3) utf8mb4, c date"},
+		{"RENAME COLUMN a TO a2, ADD COLUMN q INT AFTER a2", "a2 int, q int, b varchar(3) utf8mb4, c date"},
+		{"CHANGE b c INT, DROP COLUMN c", "a int, c int"},
+		{"DROP COLUMN c, CHANGE b c INT", "a int, c int"},
+		{"ADD COLUMN x VARCHAR(3), CHARACTER SET latin1", "a int, b varchar(3) utf8mb4, c date, x varchar(3) latin1"},
+		{"ADD COLUMN x VARCHAR(3) CHARACTER SET utf8mb4, CONVERT TO CHARACTER SET latin1",
+			"a int, b varchar(3) latin1, c date, x varchar(3) latin1"},
+		{"ADD COLUMN x INT FIRST, ADD COLUMN y INT AFTER x, ADD COLUMN z INT", "x int, y int, a int, b varchar(3) utf8mb4, c date, z int"},
+		{"CHANGE a id INT PRIMARY KEY", "id int, b varchar(3) utf8mb4, c date pk(id)"},
+		// Contradictions: not what the server ran.
+		{"CHANGE a b INT", "error"}, {"DROP COLUMN a, DROP COLUMN a", "error"}, {"ADD COLUMN x INT AFTER nosuch", "error"},
+		{"DROP COLUMN a, CHANGE a z INT", "error"},
+	} {
+		h := newSchemaHistory()
+		h.serverCharset = "utf8mb4"
+		applyAll(t, h, "x", "CREATE TABLE sw (a INT, b VARCHAR(3), c DATE) CHARSET utf8mb4")
+		_, err := h.apply("x", "ALTER TABLE sw "+c.alter)
+		if c.want == "error" {
+			require.ErrorIs(t, err, ErrSchemaHistory, c.alter)
+			continue
+		}
+		require.NoError(t, err, c.alter)
+		require.Equal(t, c.want, cols(h, "x", "sw"), c.alter)
+	}
+	// The key follows its columns' names.
+	h := newSchemaHistory()
+	applyAll(t, h, "x", "CREATE TABLE k (a INT, b INT, PRIMARY KEY (a, b))", "ALTER TABLE k CHANGE a b INT, CHANGE b a INT")
+	require.Equal(t, "b int, a int pk(b,a)", cols(h, "x", "k"))
+	applyAll(t, h, "x", "ALTER TABLE k DROP COLUMN b, RENAME COLUMN a TO z")
+	require.Equal(t, "z int pk(z)", cols(h, "x", "k"))
+}
+
 // TestSchemaHistorySequences: a MariaDB sequence is a table of eight
 // fixed columns, whose rows the binlog carries (NEXTVAL refilling its
 // cache, SETVAL).

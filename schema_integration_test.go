@@ -476,7 +476,13 @@ func TestIntegrationSchemaTypes(t *testing.T) {
 			"INSERT INTO aq VALUES (1, 2.5, 'x', 3.5)", "INSERT INTO nbe VALUES (1, 'y', 2)",
 			// DDL sent in latin1: its names are read as the server reads them.
 			"SET NAMES latin1", "CREATE TABLE lat (caf\xe9 INT, `na\xefve` VARCHAR(5), e ENUM('\xe9t\xe9', 'hiver'))",
-			"INSERT INTO lat VALUES (1, 'd\xe9j\xe0', '\xe9t\xe9')", "SET NAMES utf8mb4")
+			"INSERT INTO lat VALUES (1, 'd\xe9j\xe0', '\xe9t\xe9')", "SET NAMES utf8mb4",
+			// An ALTER's column names are the table's before it; AFTER's after it.
+			"CREATE TABLE swp (a INT, b VARCHAR(3), c DATE, d INT, e INT, PRIMARY KEY (d, e))",
+			"ALTER TABLE swp CHANGE a b INT, CHANGE b a VARCHAR(3), RENAME COLUMN d TO e, RENAME COLUMN e TO d",
+			"ALTER TABLE swp MODIFY a VARCHAR(3) AFTER c, MODIFY c DATE FIRST, ADD COLUMN x VARCHAR(2) AFTER a, CHARACTER SET latin1",
+			"ALTER TABLE swp CHANGE b c2 INT, DROP COLUMN c, ADD COLUMN c TEXT AFTER c2",
+			"INSERT INTO swp VALUES (1, 't', 'x', 'y', 2, 3)")
 		target := masterPos(t, s)
 		src := itSource(t, s)
 		store := binlogstream.NewFileSchemaStore(filepath.Join(t.TempDir(), "h"))
@@ -504,7 +510,7 @@ func TestIntegrationSchemaTypes(t *testing.T) {
 		cancel()
 		require.ErrorIs(t, err, context.Canceled, mode)
 		require.NoError(t, store.Close())
-		require.Len(t, got, 30, mode)
+		require.Len(t, got, 31, mode)
 		require.Equal(t, []any{int64(1), `{"é": 1}`, "é"}, jc, "%s: a JSON column converted to latin1", mode)
 		types[mode] = got
 	}
@@ -531,7 +537,7 @@ func TestIntegrationSchemaTypes(t *testing.T) {
 			[]string{got["coll"].Columns[0].Collation, got["coll"].Columns[1].Collation, got["coll"].Columns[2].Collation, got["coll"].Columns[3].Collation}, mode)
 		assert.Equal(t, "utf8mb4_german2_ci", got["coll2"].Columns[1].Collation, mode)
 		for _, name := range []string{"live", "snap", "ex", "ex2", "sv", "sve", "sv2", "sv3", "sv4", "sv5", "sv6", "ap", "coll", "coll2", "jc", "wv", "wv2",
-			"nat", "nats", "wo", "wos", "pt", "pt0", "pt9", "seqs", "seq", "seq2", "aq", "nbe", "lat"} {
+			"nat", "nats", "wo", "wos", "pt", "pt0", "pt9", "seqs", "seq", "seq2", "aq", "nbe", "lat", "swp"} {
 			compareWithFull(t, mode+" "+name, types["FULL"][name], got[name])
 		}
 	}
