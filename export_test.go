@@ -146,3 +146,85 @@ func ListEvents(ctx context.Context, src *SyncerSource, from, to Position, page,
 // CollationName is collationName for a flavor: a collation id's charset
 // and collation names.
 func CollationName(flavor string, id uint64) (cs, coll string) { return collationNameFor(flavor, id) }
+
+// SchemaHistoryForTest is the schema history alone, for tests that check
+// it against a server's information_schema statement by statement.
+type SchemaHistoryForTest struct{ h *schemaHistory }
+
+func NewSchemaHistoryForTest(serverCharset string) *SchemaHistoryForTest {
+	h := newSchemaHistory()
+	h.serverCharset = serverCharset
+	return &SchemaHistoryForTest{h}
+}
+
+// Apply applies one DDL statement run with default database db.
+func (x *SchemaHistoryForTest) Apply(db, sql string) error {
+	_, err := x.h.apply(db, sql)
+	return err
+}
+
+// Diff says how the history's tables of database db differ from the
+// snapshot's (taken right after the statements applied), and which
+// tables the history holds as unknown. A charset or collation the
+// history leaves empty (not known to it) is not a difference; MariaDB's
+// JSON is a LONGTEXT to information_schema.
+func (x *SchemaHistoryForTest) Diff(s *SchemaSnapshot, db string) (diffs, unknown []string) {
+	seen := map[string]bool{}
+	for _, st := range s.Tables {
+		if st.Schema != db {
+			continue
+		}
+		seen[st.Name] = true
+		k := tableKey{st.Schema, st.Name}
+		want, got := histTableOf(st), x.h.tables[k]
+		if got == nil {
+			if why, ok := x.h.unknown[k]; ok {
+				unknown = append(unknown, st.Name+": "+why)
+			} else {
+				diffs = append(diffs, st.Name+": not in the history")
+			}
+			continue
+		}
+		if len(got.cols) != len(want.cols) {
+			diffs = append(diffs, fmt.Sprintf("%s: %d columns in the history, %d on the server", st.Name, len(got.cols), len(want.cols)))
+			continue
+		}
+		for i, w := range want.cols {
+			g := got.cols[i]
+			gt := g.Type
+			if g.DataType == "json" && w.DataType == "longtext" {
+				gt = w.Type
+			}
+			if g.Name != w.Name || gt != w.Type || g.Charset != "" && g.Charset != w.Charset ||
+				g.Collation != "" && g.Collation != w.Collation {
+				diffs = append(diffs, fmt.Sprintf("%s column %d: history %s %s %s %s, server %s %s %s %s", st.Name, i+1,
+					g.Name, g.Type, g.Charset, g.Collation, w.Name, w.Type, w.Charset, w.Collation))
+			}
+		}
+		if fmt.Sprint(got.rowPK()) != fmt.Sprint(want.rowPK()) {
+			diffs = append(diffs, fmt.Sprintf("%s: primary key %v in the history, %v on the server", st.Name, got.rowPK(), want.rowPK()))
+		}
+		if got.versioned != want.versioned {
+			diffs = append(diffs, fmt.Sprintf("%s: implicit system versioning %v in the history, %v on the server", st.Name, got.versioned, want.versioned))
+		}
+	}
+	for k := range x.h.tables {
+		if k.schema == db && !seen[k.name] {
+			diffs = append(diffs, k.name+": in the history, not on the server")
+		}
+	}
+	return diffs, unknown
+}
+
+// ApplyListed applies a Query event as SHOW BINLOG EVENTS lists it (its
+// default database in a "use `db`; " prefix) when it is DDL.
+// A failed statement (errorCode not 0) is applied as logged with that
+// error.
+func (x *SchemaHistoryForTest) ApplyListed(info string, errorCode uint16) error {
+	db, query := parseQueryInfo(info)
+	if !isDDLText([]byte(query)) {
+		return nil
+	}
+	_, err := x.h.applyRecord(&SchemaRecord{Database: db, Statement: query, ErrorCode: errorCode})
+	return err
+}

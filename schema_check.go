@@ -80,7 +80,7 @@ func merge(k tableKey, h *histTable, tm *replication.TableMapEvent, flavor strin
 			c.Charset, c.Collation = "utf8mb4", "utf8mb4_bin" // MySQL's JSON: binary, text out in UTF-8
 		}
 	}
-	for _, name := range h.pk {
+	for _, name := range h.rowPK() {
 		if i := t.Column(name); i >= 0 {
 			t.PrimaryKey = append(t.PrimaryKey, i)
 		}

@@ -52,6 +52,16 @@ func (t *histTable) rowCols() []Column {
 	return append(slices.Clone(t.cols), implicitRowStart, implicitRowEnd)
 }
 
+// rowPK is the table's primary key as the server has it: a
+// system-versioned table's ends with its implicit row_end (each version
+// of a row is one row).
+func (t *histTable) rowPK() []string {
+	if !t.versioned || len(t.pk) == 0 {
+		return t.pk
+	}
+	return append(slices.Clone(t.pk), implicitRowEnd.Name)
+}
+
 // The implicit columns of MariaDB's WITH SYSTEM VERSIONING.
 var (
 	implicitRowStart = Column{Name: "row_start", Type: "timestamp(6)", DataType: "timestamp", FSP: 6, Generated: true}
@@ -70,9 +80,11 @@ type schemaHistory struct {
 	dbs           map[string]string
 	serverCharset string
 	// sqlMode is what the statement apply applies ran under, the flags of
-	// it that change how it reads (parserModes).
-	sqlMode pmysql.SQLMode
-	version uint64 // bumped by the tracker on every change
+	// it that change how it reads (parserModes); errorCode the error the
+	// server logged it with (0: it succeeded).
+	sqlMode   pmysql.SQLMode
+	errorCode uint16
+	version   uint64 // bumped by the tracker on every change
 	// notes, while apply applies a statement, are what its parse
 	// rewrote (parseRewriting).
 	notes ddlNotes
@@ -141,6 +153,9 @@ type ddlChange struct {
 // history (ALTER of a column that is not there) is an error, since the
 // history is then not the server's.
 func (h *schemaHistory) apply(db, sql string) (ddlChange, error) {
+	if h.errorCode != 0 {
+		return h.applyFailed(db, sql), nil
+	}
 	stmts, notes, err := parseDDL(sql, h.sqlMode)
 	h.notes = notes
 	defer func() { h.notes = ddlNotes{} }()
@@ -164,6 +179,25 @@ func (h *schemaHistory) apply(db, sql string) (ddlChange, error) {
 		}
 	}
 	return ch, nil
+}
+
+// applyFailed applies a DDL statement the binlog logs with the error it
+// failed with on the server (h.errorCode), which a replica repeats: a
+// CREATE OR REPLACE TABLE that failed has dropped the table it replaces;
+// what another failed DDL did is not known, so the tables it names become
+// unknown.
+func (h *schemaHistory) applyFailed(db, sql string) ddlChange {
+	keys := ddlTargets(db, sql)
+	ch := ddlChange{touched: keys}
+	for _, k := range keys {
+		delete(h.tables, k)
+		delete(h.unknown, k)
+		if createOrReplaceRE.MatchString(string(skipSQLSpaceAndComments([]byte(sql)))) {
+			continue
+		}
+		h.unknown[k] = fmt.Sprintf("a DDL statement logged as failed (error %d), whose effect is not known: %s", h.errorCode, truncateSQL(sql))
+	}
+	return ch
 }
 
 func truncateSQL(s string) string {
@@ -1218,7 +1252,11 @@ func constraintColumns(con *ast.Constraint) []string {
 // collation for a text column that names neither charset nor collation.
 func (h *schemaHistory) column(cd *ast.ColumnDef, t *histTable) (Column, bool) {
 	c, pk := columnFromDef(cd, t.charset)
-	c.Collation = h.realCollation(c.Collation)
+	if c.DataType != "json" && namesCollation(cd) {
+		// only a collation the text names may be a stand-in's: not
+		// JSON's utf8mb4_bin, nor the BINARY attribute's
+		c.Collation = h.realCollation(c.Collation)
+	}
 	if isTextType(c.DataType) && c.Collation == "" && c.Charset == normCharset(t.charset) && !namesCharset(cd) {
 		c.Collation = t.collation
 	}
@@ -1246,6 +1284,19 @@ func (h *schemaHistory) collationOfOption(o *ast.TableOption, cur string) string
 		return h.realCollation(o.StrValue)
 	}
 	return cur
+}
+
+// namesCollation reports whether a column definition names its collation.
+func namesCollation(cd *ast.ColumnDef) bool {
+	if cd.Tp.GetCollate() != "" {
+		return true
+	}
+	for _, o := range cd.Options {
+		if o.Tp == ast.ColumnOptionCollate {
+			return true
+		}
+	}
+	return false
 }
 
 // namesCharset reports whether a column definition names its charset.
@@ -1348,6 +1399,9 @@ func columnFromDef(cd *ast.ColumnDef, tableCharset string) (Column, bool) {
 		case cs == "":
 			cs = tableCharset
 		}
+		if pmysql.HasBinaryFlag(ft.GetFlag()) && !binary && coll == "" && cs != "" {
+			coll = normCharset(cs) + "_bin" // the BINARY attribute: the charset's binary collation
+		}
 		c.Charset = normCharset(cs)
 		// Without a COLLATE the collation is the charset's default on the
 		// server (or the table's, see schemaHistory.column): not known here.
@@ -1442,21 +1496,56 @@ func (h *schemaHistory) alterTable(db string, s *ast.AlterTableStmt, ch *ddlChan
 	// The table's default charset first: the statement's new columns
 	// take it wherever its option stands; CONVERT TO converts every text
 	// column last, those the statement declares with a charset too.
-	convert := false
+	convert, convertCharset, convertCollation, others := false, "", "", 0
 	for _, sp := range s.Specs {
 		if sp.Tp != ast.AlterTableOption {
 			continue
 		}
+		afterConvert := false
 		for _, o := range sp.Options {
 			if o.Tp != ast.TableOptionCharset && o.Tp != ast.TableOptionCollate {
+				afterConvert = false
 				continue
 			}
 			t.charset = charsetOfOption(o.Tp == ast.TableOptionCharset, o.Tp == ast.TableOptionCollate, o.StrValue, "")
 			t.collation = h.collationOfOption(o, "")
-			convert = convert || o.UintValue == ast.TableOptionCharsetWithConvertTo
+			switch {
+			case o.UintValue == ast.TableOptionCharsetWithConvertTo:
+				if convert {
+					others++
+				}
+				convert, convertCharset, convertCollation, afterConvert = true, t.charset, t.collation, true
+			case afterConvert && o.Tp == ast.TableOptionCollate:
+				convertCollation, afterConvert = t.collation, false // CONVERT TO CHARACTER SET x COLLATE y
+			default:
+				others++
+				afterConvert = false
+			}
 		}
 	}
-	if err := h.alterColumns(t, s.Specs, k); err != nil {
+	if convert && others > 0 {
+		// Which of them sets the table's default, and the charset of the
+		// columns the statement defines, is the server's to settle.
+		delete(h.tables, k)
+		for _, sp := range s.Specs {
+			if sp.Tp == ast.AlterTableRenameTable {
+				k = tableKeyOf(db, sp.NewTable)
+				ch.touched = append(ch.touched, k)
+			}
+		}
+		delete(h.tables, k)
+		h.unknown[k] = "CONVERT TO CHARACTER SET with another charset or collation in the same ALTER TABLE: the resulting charsets are not known"
+		return nil
+	}
+	// DROP PRIMARY KEY drops the key the table had, wherever it stands:
+	// the statement's own PRIMARY KEY stays.
+	for _, sp := range s.Specs {
+		if sp.Tp == ast.AlterTableDropPrimaryKey {
+			t.pk = nil
+		}
+	}
+	how, err := h.alterColumns(t, s.Specs, k)
+	if err != nil {
 		return err
 	}
 	for _, sp := range s.Specs {
@@ -1465,8 +1554,6 @@ func (h *schemaHistory) alterTable(db string, s *ast.AlterTableStmt, ch *ddlChan
 			if sp.Constraint != nil && sp.Constraint.Tp == ast.ConstraintPrimaryKey {
 				t.pk = constraintColumns(sp.Constraint)
 			}
-		case ast.AlterTableDropPrimaryKey:
-			t.pk = nil
 		case ast.AlterTableRenameTable:
 			to := tableKeyOf(db, sp.NewTable)
 			delete(h.tables, k)
@@ -1476,7 +1563,7 @@ func (h *schemaHistory) alterTable(db string, s *ast.AlterTableStmt, ch *ddlChan
 		}
 	}
 	if convert {
-		t.convertTo(t.charset, t.collation)
+		t.convertTo(convertCharset, convertCollation, how)
 	}
 	delete(h.unknown, k)
 	h.tables[k] = t
@@ -1508,16 +1595,35 @@ func (h *schemaHistory) convertPartition(db string, k tableKey, t *histTable, ch
 	}
 }
 
+// defined says whether an ALTER TABLE defines a column (ADD, CHANGE,
+// MODIFY), and with the BINARY attribute alone (its charset's _bin
+// collation, whatever charset a CONVERT TO gives it).
+type defined uint8
+
+const (
+	notDefined defined = iota
+	definedPlain
+	definedBinary
+)
+
+func definedHow(cd *ast.ColumnDef) defined {
+	if pmysql.HasBinaryFlag(cd.Tp.GetFlag()) && cd.Tp.GetCharset() == "" && !namesCollation(cd) {
+		return definedBinary
+	}
+	return definedPlain
+}
+
 // alterColumns applies an ALTER TABLE's column changes to t as the server
 // does. DROP, CHANGE, MODIFY and RENAME COLUMN name t's columns as they
 // were before the statement (so CHANGE a b, CHANGE b a swaps two names),
 // AFTER names them as they are after it. Columns keep their places unless
 // FIRST or AFTER moves them; new ones go last, those placed in the
 // statement's order.
-func (h *schemaHistory) alterColumns(t *histTable, specs []*ast.AlterTableSpec, k tableKey) error {
+func (h *schemaHistory) alterColumns(t *histTable, specs []*ast.AlterTableSpec, k tableKey) (how []defined, err error) {
 	type def struct {
 		col Column
 		pk  bool
+		how defined
 		pos *ast.ColumnPosition // nil where it stays (a change) or goes last (an addition)
 		// changes: it changes a column of the table; done: it is placed
 		changes, done bool
@@ -1549,7 +1655,7 @@ func (h *schemaHistory) alterColumns(t *histTable, specs []*ast.AlterTableSpec, 
 				if sp.IfNotExists && (exists(c.Name) || added(c.Name)) {
 					continue
 				}
-				d := &def{col: c, pk: pk}
+				d := &def{col: c, pk: pk, how: definedHow(cd)}
 				if i == 0 { // ADD (a, b): in order at the end
 					d.pos = placed(sp.Position)
 				}
@@ -1561,7 +1667,7 @@ func (h *schemaHistory) alterColumns(t *histTable, specs []*ast.AlterTableSpec, 
 				if sp.IfExists {
 					continue
 				}
-				return fmt.Errorf("DROP COLUMN %s: %s has no such column", name, k)
+				return nil, fmt.Errorf("DROP COLUMN %s: %s has no such column", name, k)
 			}
 			gone[strings.ToLower(name)] = true
 		case ast.AlterTableModifyColumn, ast.AlterTableChangeColumn:
@@ -1573,47 +1679,62 @@ func (h *schemaHistory) alterColumns(t *histTable, specs []*ast.AlterTableSpec, 
 				if sp.IfExists {
 					continue
 				}
-				return fmt.Errorf("%s %s: %s has no such column", alterVerb(sp.Tp), oldName, k)
+				return nil, fmt.Errorf("%s %s: %s has no such column", alterVerb(sp.Tp), oldName, k)
 			}
 			c, pk := h.column(sp.NewColumns[0], t)
-			d := &def{col: c, pk: pk, pos: placed(sp.Position)}
+			d := &def{col: c, pk: pk, how: definedHow(sp.NewColumns[0]), pos: placed(sp.Position)}
 			changes[strings.ToLower(oldName)] = d
 			defs = append(defs, d)
 		case ast.AlterTableRenameColumn:
 			if !exists(sp.OldColumnName.Name.O) {
-				return fmt.Errorf("RENAME COLUMN %s: %s has no such column", sp.OldColumnName.Name.O, k)
+				return nil, fmt.Errorf("RENAME COLUMN %s: %s has no such column", sp.OldColumnName.Name.O, k)
 			}
 			renames[strings.ToLower(sp.OldColumnName.Name.O)] = sp.NewColumnName.Name.O
 		}
 	}
-	newName := map[string]string{} // old lower-case name -> name after; absent: dropped
-	var cols []Column
+	// Each column after the ALTER with the name a key part finds it by:
+	// its name before, or its own when the statement adds it.
+	type col struct {
+		Column
+		source string
+		how    defined
+	}
+	var cols []col
 	for _, c := range t.cols {
 		l := strings.ToLower(c.Name)
 		switch d, changed := changes[l]; {
 		case gone[l]:
 			if changed {
-				return fmt.Errorf("%s: column %s both dropped and changed", k, c.Name)
+				return nil, fmt.Errorf("%s: column %s both dropped and changed", k, c.Name)
 			}
 			continue
 		case changed:
 			// in place; one placed elsewhere moves below
-			newName[l] = d.col.Name
-			cols, d.done, d.changes = append(cols, d.col), d.pos == nil, true
+			cols, d.done, d.changes = append(cols, col{d.col, c.Name, d.how}), d.pos == nil, true
 			continue
 		}
+		source := c.Name
 		if to, ok := renames[l]; ok {
 			c.Name = to
 		}
-		newName[l] = c.Name
-		cols = append(cols, c)
+		cols = append(cols, col{c, source, notDefined})
+	}
+	index := func(name string) int {
+		for i := range cols {
+			if strings.EqualFold(cols[i].Name, name) {
+				return i
+			}
+		}
+		return -1
 	}
 	for _, d := range defs {
 		if d.done {
 			continue
 		}
+		c := col{d.col, d.col.Name, d.how}
 		if d.changes {
-			i := columnIndex(cols, d.col.Name)
+			i := index(d.col.Name)
+			c = cols[i]
 			cols = slices.Delete(cols, i, i+1)
 		}
 		i := len(cols)
@@ -1622,24 +1743,29 @@ func (h *schemaHistory) alterColumns(t *histTable, specs []*ast.AlterTableSpec, 
 		case d.pos.Tp == ast.ColumnPositionFirst:
 			i = 0
 		default:
-			if i = columnIndex(cols, d.pos.RelativeColumn.Name.O); i < 0 {
-				return fmt.Errorf("AFTER %s: %s has no such column", d.pos.RelativeColumn.Name.O, k)
+			if i = index(d.pos.RelativeColumn.Name.O); i < 0 {
+				return nil, fmt.Errorf("AFTER %s: %s has no such column", d.pos.RelativeColumn.Name.O, k)
 			}
 			i++
 		}
-		cols = slices.Insert(cols, i, d.col)
+		cols = slices.Insert(cols, i, c)
 	}
 	for i := range cols {
 		for _, c := range cols[:i] {
 			if strings.EqualFold(c.Name, cols[i].Name) {
-				return fmt.Errorf("%s: two columns named %s after the ALTER", k, c.Name)
+				return nil, fmt.Errorf("%s: two columns named %s after the ALTER", k, c.Name)
 			}
 		}
 	}
+	// A key part keeps the first column whose source is its column's
+	// name; a part whose column is dropped, and not added again, goes.
 	var pk []string
 	for _, n := range t.pk {
-		if to, ok := newName[strings.ToLower(n)]; ok {
-			pk = append(pk, to)
+		for _, c := range cols {
+			if strings.EqualFold(c.source, n) {
+				pk = append(pk, c.Name)
+				break
+			}
 		}
 	}
 	for _, d := range defs {
@@ -1647,8 +1773,12 @@ func (h *schemaHistory) alterColumns(t *histTable, specs []*ast.AlterTableSpec, 
 			pk = []string{d.col.Name}
 		}
 	}
-	t.cols, t.pk = cols, pk
-	return nil
+	t.cols, t.pk = t.cols[:0:0], pk
+	for _, c := range cols {
+		t.cols = append(t.cols, c.Column)
+		how = append(how, c.how)
+	}
+	return how, nil
 }
 
 func alterVerb(tp ast.AlterTableType) string {
@@ -1660,10 +1790,22 @@ func alterVerb(tp ast.AlterTableType) string {
 
 // convertTo applies CONVERT TO CHARACTER SET to every text column. A TEXT
 // type grows to the next one that holds as many characters in the wider
-// charset, as the server does.
-func (t *histTable) convertTo(cs, coll string) {
+// charset, as the server does, but for the columns the same statement
+// defines (how, by index), which take the charset as declared.
+func (t *histTable) convertTo(cs, coll string, how []defined) {
 	for i := range t.cols {
 		c := &t.cols[i]
+		if i < len(how) && how[i] != notDefined {
+			if isTextType(c.DataType) && c.Charset != "binary" || c.DataType == "json" {
+				c.Charset, c.Collation = cs, coll
+				if how[i] == definedBinary {
+					c.Collation = normCharset(cs) + "_bin"
+				}
+				widenVarchar(c)
+				c.Type = formatType(c)
+			}
+			continue
+		}
 		if c.DataType == "json" {
 			// MariaDB's JSON is a LONGTEXT, which CONVERT TO converts
 			// (MySQL's is not text: merge gives it its charset back).

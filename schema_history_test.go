@@ -295,12 +295,73 @@ func TestSchemaHistoryAlterNames(t *testing.T) {
 		require.NoError(t, err, c.alter)
 		require.Equal(t, c.want, cols(h, "x", "sw"), c.alter)
 	}
-	// The key follows its columns' names.
+	// The key follows its columns' names; a key part finds its column by
+	// the name it had, or a column the statement adds under that name.
 	h := newSchemaHistory()
 	applyAll(t, h, "x", "CREATE TABLE k (a INT, b INT, PRIMARY KEY (a, b))", "ALTER TABLE k CHANGE a b INT, CHANGE b a INT")
 	require.Equal(t, "b int, a int pk(b,a)", cols(h, "x", "k"))
-	applyAll(t, h, "x", "ALTER TABLE k DROP COLUMN b, RENAME COLUMN a TO z")
+	applyAll(t, h, "x", "ALTER TABLE k CHANGE b c INT, CHANGE a b INT")
+	require.Equal(t, "c int, b int pk(c,b)", cols(h, "x", "k"))
+	applyAll(t, h, "x", "ALTER TABLE k DROP COLUMN b, RENAME COLUMN c TO z")
 	require.Equal(t, "z int pk(z)", cols(h, "x", "k"))
+	applyAll(t, h, "x", "ALTER TABLE k DROP COLUMN z, ADD COLUMN z INT FIRST, ADD COLUMN y INT")
+	require.Equal(t, "z int, y int pk(z)", cols(h, "x", "k"))
+	// DROP PRIMARY KEY drops the key the table had, wherever it stands.
+	applyAll(t, h, "x", "ALTER TABLE k ADD PRIMARY KEY (y), DROP PRIMARY KEY")
+	require.Equal(t, "z int, y int pk(y)", cols(h, "x", "k"))
+
+	// CONVERT TO widens the table's TEXT columns, not those the statement
+	// defines (MariaDB 10.11).
+	h = newSchemaHistory()
+	applyAll(t, h, "x", "CREATE TABLE cw (o MEDIUMTEXT, p TEXT, q TEXT) CHARSET cp1251",
+		"ALTER TABLE cw ADD COLUMN n MEDIUMTEXT CHARACTER SET cp1251, MODIFY q TEXT, CONVERT TO CHARACTER SET utf16")
+	require.Equal(t, "o longtext utf16, p mediumtext utf16, q text utf16, n mediumtext utf16", cols(h, "x", "cw"))
+	// A column it defines with the BINARY attribute alone gets the new
+	// charset's _bin collation, the others the CONVERT's.
+	applyAll(t, h, "x", "CREATE TABLE cb (o VARCHAR(3) BINARY, p TEXT)",
+		"ALTER TABLE cb ADD COLUMN x VARCHAR(3) BINARY, ADD COLUMN y VARCHAR(3) COLLATE utf8mb4_bin, CONVERT TO CHARACTER SET latin1 COLLATE latin1_general_ci")
+	var colls []string
+	for _, c := range h.tables[tableKey{"x", "cb"}].cols {
+		colls = append(colls, c.Collation)
+	}
+	require.Equal(t, []string{"latin1_general_ci", "latin1_general_ci", "latin1_bin", "latin1_general_ci"}, colls)
+	// With another charset option beside it, the result is not known.
+	applyAll(t, h, "x", "ALTER TABLE cw CONVERT TO CHARACTER SET latin1, COLLATE utf8mb4_bin, RENAME TO cw2")
+	require.Contains(t, cols(h, "x", "cw2"), "unknown: CONVERT TO CHARACTER SET with another charset")
+	require.Equal(t, "<none>", cols(h, "x", "cw"))
+}
+
+// TestSchemaHistoryFailedStatements: the binlog logs a DDL statement that
+// failed but changed something with its error. A failed CREATE OR
+// REPLACE TABLE has dropped the table; another failed DDL leaves its
+// tables unknown.
+func TestSchemaHistoryFailedStatements(t *testing.T) {
+	h := newSchemaHistory()
+	applyAll(t, h, "d", "CREATE TABLE a (x INT)", "CREATE TABLE b (x INT)")
+	for _, sql := range []string{"CREATE OR REPLACE TABLE a (y JSON, PRIMARY KEY (nosuch))", "ALTER TABLE b ADD COLUMN y INT"} {
+		_, err := h.applyRecord(&SchemaRecord{Database: "d", Statement: sql, ErrorCode: 1072})
+		require.NoError(t, err)
+	}
+	require.Equal(t, "<none>", cols(h, "d", "a"))
+	require.Contains(t, cols(h, "d", "b"), "unknown: a DDL statement logged as failed (error 1072)")
+	require.Zero(t, h.errorCode)
+}
+
+// TestSchemaHistoryVersionedKey: a system-versioned table's primary key
+// ends with its implicit row_end, as long as it is versioned.
+func TestSchemaHistoryVersionedKey(t *testing.T) {
+	h := newSchemaHistory()
+	applyAll(t, h, "d", "CREATE TABLE v (id INT PRIMARY KEY, a INT) WITH SYSTEM VERSIONING")
+	require.Equal(t, []string{"id", "row_end"}, h.tables[tableKey{"d", "v"}].rowPK())
+	applyAll(t, h, "d", "ALTER TABLE v DROP SYSTEM VERSIONING")
+	require.Equal(t, []string{"id"}, h.tables[tableKey{"d", "v"}].rowPK())
+	applyAll(t, h, "d", "ALTER TABLE v ADD SYSTEM VERSIONING", "ALTER TABLE v DROP PRIMARY KEY")
+	require.Empty(t, h.tables[tableKey{"d", "v"}].rowPK())
+	// From a snapshot, whose key lists row_end.
+	st := histTableOf(SnapshotTable{Schema: "d", Name: "s", Columns: []Column{{Name: "id", DataType: "int"}},
+		PrimaryKey: []string{"id", "row_end"}, SystemVersioned: true})
+	require.Equal(t, []string{"id"}, st.pk)
+	require.Equal(t, []string{"id", "row_end"}, st.rowPK())
 }
 
 // TestSchemaHistorySequences: a MariaDB sequence is a table of eight

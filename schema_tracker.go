@@ -62,6 +62,10 @@ type SchemaRecord struct {
 	// NO_BACKSLASH_ESCAPES, REAL_AS_FLOAT, PIPES_AS_CONCAT, IGNORE_SPACE,
 	// HIGH_NOT_PRECEDENCE.
 	SQLMode uint64 `json:"sql_mode,omitempty"`
+	// ErrorCode is the error the statement failed with on the server,
+	// which the binlog logs it with when it changed something (a failed
+	// CREATE OR REPLACE TABLE has dropped the table); 0 when it succeeded.
+	ErrorCode uint16 `json:"error_code,omitempty"`
 }
 
 func (r *SchemaRecord) isDDL() bool { return r.Snapshot == nil && r.Prescan == nil }
@@ -78,6 +82,9 @@ func (r *SchemaRecord) key() string {
 // histTableOf is a snapshot table as the history holds it.
 func histTableOf(st SnapshotTable) *histTable {
 	t := &histTable{cols: slices.Clone(st.Columns), pk: st.PrimaryKey, charset: st.Charset, versioned: st.SystemVersioned}
+	if t.versioned && len(t.pk) > 1 && t.pk[len(t.pk)-1] == implicitRowEnd.Name {
+		t.pk = t.pk[:len(t.pk)-1] // rowPK adds it back
+	}
 	for i := range t.cols {
 		t.cols[i].Type = formatType(&t.cols[i])
 	}
@@ -99,8 +106,8 @@ func (h *schemaHistory) applyRecord(rec *SchemaRecord) (ddlChange, error) {
 	if rec.ServerCharset != "" {
 		h.serverCharset = rec.ServerCharset
 	}
-	h.sqlMode = pmysql.SQLMode(rec.SQLMode) & parserModes
-	defer func() { h.sqlMode = pmysql.ModeNone }()
+	h.sqlMode, h.errorCode = pmysql.SQLMode(rec.SQLMode)&parserModes, rec.ErrorCode
+	defer func() { h.sqlMode, h.errorCode = pmysql.ModeNone, 0 }()
 	return h.apply(rec.Database, rec.Statement)
 }
 
@@ -275,7 +282,7 @@ func (st *schemaTracker) observe(be *replication.BinlogEvent, d *decision) (*Tab
 		if !isDDLText(e.Query) {
 			return nil, nil, nil
 		}
-		rec := &SchemaRecord{GTID: d.gtid, End: d.end, Database: string(e.Schema), Statement: queryText(e, st.flavor)}
+		rec := &SchemaRecord{GTID: d.gtid, End: d.end, Database: string(e.Schema), Statement: queryText(e, st.flavor), ErrorCode: e.ErrorCode}
 		k := rec.key()
 		if st.applied[k] {
 			return nil, nil, nil
