@@ -204,6 +204,9 @@ func (x *SchemaHistoryForTest) Diff(s *SchemaSnapshot, db string) (diffs, unknow
 		if fmt.Sprint(got.rowPK()) != fmt.Sprint(want.rowPK()) {
 			diffs = append(diffs, fmt.Sprintf("%s: primary key %v in the history, %v on the server", st.Name, got.rowPK(), want.rowPK()))
 		}
+		if got.hashKeys() != want.hashKeys() {
+			diffs = append(diffs, fmt.Sprintf("%s: %d long unique keys in the history, %d on the server", st.Name, got.hashKeys(), want.hashKeys()))
+		}
 		if got.versioned != want.versioned {
 			diffs = append(diffs, fmt.Sprintf("%s: implicit system versioning %v in the history, %v on the server", st.Name, got.versioned, want.versioned))
 		}

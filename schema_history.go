@@ -41,15 +41,40 @@ type histTable struct {
 	// end columns, which follow cols in every row image (and are in no
 	// information_schema.COLUMNS).
 	versioned bool
+	// uniques are the UNIQUE keys; a long unique key's hidden hash
+	// column ends every row image (see schema_keys.go). engine is the
+	// ENGINE the DDL named ("" for the server's default).
+	uniques []uniqueKey
+	engine  string
 }
 
 // rowCols are the columns of the table's row images: cols, then the
-// implicit row_start and row_end of a system-versioned table.
+// implicit row_start and row_end of a system-versioned table, then the
+// hidden hash columns of its long unique keys.
 func (t *histTable) rowCols() []Column {
-	if !t.versioned {
+	n := t.hashKeys()
+	if !t.versioned && n == 0 {
 		return t.cols
 	}
-	return append(slices.Clone(t.cols), implicitRowStart, implicitRowEnd)
+	cols := slices.Clone(t.cols)
+	if t.versioned {
+		cols = append(cols, implicitRowStart, implicitRowEnd)
+	}
+	for i := range n {
+		cols = append(cols, hashColumn(i+1))
+	}
+	return cols
+}
+
+// clone is a copy of t that changes leave t as it is.
+func (t *histTable) clone() *histTable {
+	c := *t
+	c.cols = slices.Clone(t.cols)
+	c.uniques = slices.Clone(t.uniques)
+	for i := range c.uniques {
+		c.uniques[i].parts = slices.Clone(c.uniques[i].parts)
+	}
+	return &c
 }
 
 // rowPK is the table's primary key as the server has it: a
@@ -1073,8 +1098,57 @@ func (h *schemaHistory) applyStmt(db string, st ast.StmtNode, sql string, ch *dd
 			return nil
 		}
 		t, err := h.createTable(k, s)
+		if why, ok := err.(notModelled); ok {
+			delete(h.tables, k)
+			h.unknown[k] = string(why)
+			return nil
+		}
 		if err != nil {
 			return err
+		}
+		h.tables[k] = t
+	case *ast.CreateIndexStmt:
+		if s.KeyType != ast.IndexKeyTypeUnique {
+			return nil
+		}
+		k := tableKeyOf(db, s.Table)
+		old := h.tables[k]
+		if old == nil {
+			return nil
+		}
+		ch.touched = append(ch.touched, k)
+		t := old.clone()
+		u, ok := uniqueFromConstraint(&ast.Constraint{Tp: ast.ConstraintUniqIndex, Name: s.IndexName, Keys: s.IndexPartSpecifications, Option: s.IndexOption})
+		if !ok {
+			h.alterUnknown(db, k, &ast.AlterTableStmt{}, ch, "a UNIQUE key on an expression, which may be a long unique key with a hidden column")
+			return nil
+		}
+		if s.IfNotExists && t.uniqueIndex(s.IndexName) >= 0 {
+			return nil
+		}
+		for i := range t.uniques { // as ALTER TABLE ... ADD UNIQUE does
+			t.uniques[i].using = ""
+		}
+		t.addUnique(u)
+		if !t.classifyAll(nil) {
+			h.alterUnknown(db, k, &ast.AlterTableStmt{}, ch, notSureOfKeys)
+			return nil
+		}
+		h.tables[k] = t
+	case *ast.DropIndexStmt:
+		k := tableKeyOf(db, s.Table)
+		old := h.tables[k]
+		if old == nil {
+			return nil
+		}
+		ch.touched = append(ch.touched, k)
+		t := old.clone()
+		for i := range t.uniques { // as ALTER TABLE ... DROP INDEX does
+			t.uniques[i].using = ""
+		}
+		if !t.dropIndex(s.IndexName) || !t.classifyAll(nil) {
+			h.alterUnknown(db, k, &ast.AlterTableStmt{}, ch, "DROP INDEX "+s.IndexName+": the history cannot tell whether it was a long unique key (a hash in a hidden column)")
+			return nil
 		}
 		h.tables[k] = t
 	case *ast.DropTableStmt:
@@ -1216,22 +1290,54 @@ func (h *schemaHistory) createTable(k tableKey, s *ast.CreateTableStmt) (*histTa
 	for _, o := range s.Options {
 		t.collation = h.collationOfOption(o, t.collation)
 	}
+	for _, o := range s.Options {
+		if o.Tp == ast.TableOptionEngine {
+			t.engine = o.StrValue
+		}
+	}
 	for _, cd := range s.Cols {
 		c, pk := h.column(cd, t)
 		if pk {
 			t.pk = []string{c.Name}
 		}
 		t.cols = append(t.cols, c)
+		if u := columnUnique(cd); u != nil {
+			t.addUnique(u)
+		}
 	}
 	for _, con := range s.Constraints {
 		if con.Tp == ast.ConstraintPrimaryKey {
 			t.pk = constraintColumns(con)
 		}
+		u, ok := uniqueFromConstraint(con)
+		if !ok {
+			return nil, notModelled("a UNIQUE key on an expression, which may be a long unique key with a hidden column")
+		}
+		if u != nil {
+			t.addUnique(u)
+		}
 	}
 	if len(t.cols) == 0 {
 		return nil, fmt.Errorf("CREATE TABLE %s has no columns", k)
 	}
+	if !t.classifyAll(nil) {
+		return nil, notModelled(notSureOfKeys)
+	}
 	return t, nil
+}
+
+// notSureOfKeys is why a table whose UNIQUE keys the history cannot
+// classify is unknown.
+const notSureOfKeys = "a UNIQUE key the history cannot tell is a long unique key (a hash in a hidden column) or not"
+
+// columnUnique is the UNIQUE key a column definition declares, nil for none.
+func columnUnique(cd *ast.ColumnDef) *uniqueKey {
+	for _, o := range cd.Options {
+		if o.Tp == ast.ColumnOptionUniqKey {
+			return &uniqueKey{parts: []keyPart{{col: cd.Name.Name.O}}}
+		}
+	}
+	return nil
 }
 
 func constraintColumns(con *ast.Constraint) []string {
@@ -1480,7 +1586,7 @@ func (h *schemaHistory) alterTable(db string, s *ast.AlterTableStmt, ch *ddlChan
 		h.convertPartition(db, k, nil, ch)
 		return nil
 	}
-	t := &histTable{cols: append([]Column(nil), old.cols...), pk: old.pk, charset: old.charset, collation: old.collation, versioned: old.versioned}
+	t := old.clone()
 	switch {
 	case h.notes.versioning > 0 && !h.notes.period:
 		t.versioned = true
@@ -1503,6 +1609,9 @@ func (h *schemaHistory) alterTable(db string, s *ast.AlterTableStmt, ch *ddlChan
 		}
 		afterConvert := false
 		for _, o := range sp.Options {
+			if o.Tp == ast.TableOptionEngine {
+				t.engine = o.StrValue
+			}
 			if o.Tp != ast.TableOptionCharset && o.Tp != ast.TableOptionCollate {
 				afterConvert = false
 				continue
@@ -1544,12 +1653,58 @@ func (h *schemaHistory) alterTable(db string, s *ast.AlterTableStmt, ch *ddlChan
 	if err != nil {
 		return err
 	}
+	added := len(t.uniques) // the statement's own UNIQUE keys from here
 	for _, sp := range s.Specs {
 		switch sp.Tp {
+		case ast.AlterTableDropIndex:
+			if !t.dropIndex(sp.Name) {
+				h.alterUnknown(db, k, s, ch, "DROP INDEX "+sp.Name+": the history cannot tell whether it was a long unique key (a hash in a hidden column)")
+				return nil
+			}
+			added = min(added, len(t.uniques))
+		case ast.AlterTableRenameIndex:
+			if i := t.uniqueIndex(sp.FromKey.O); i >= 0 {
+				t.uniques[i].name = sp.ToKey.O
+			}
+		}
+	}
+	for _, sp := range s.Specs {
+		switch sp.Tp {
+		case ast.AlterTableAddColumns, ast.AlterTableModifyColumn, ast.AlterTableChangeColumn:
+			for _, cd := range sp.NewColumns {
+				if u := columnUnique(cd); u != nil {
+					t.addUnique(u)
+				}
+			}
 		case ast.AlterTableAddConstraint:
 			if sp.Constraint != nil && sp.Constraint.Tp == ast.ConstraintPrimaryKey {
 				t.pk = constraintColumns(sp.Constraint)
 			}
+			if sp.Constraint != nil {
+				u, ok := uniqueFromConstraint(sp.Constraint)
+				if !ok {
+					h.alterUnknown(db, k, s, ch, "a UNIQUE key on an expression, which may be a long unique key with a hidden column")
+					return nil
+				}
+				if u != nil {
+					t.addUnique(u)
+				}
+			}
+		}
+	}
+	// Any ALTER TABLE but a rename decides anew which UNIQUE keys are
+	// long unique keys, and forgets a USING HASH the key did not need
+	// (MariaDB 10.11: ALTER TABLE t COMMENT 'x' turns a short one into a
+	// B-tree).
+	renameOnly := true
+	for _, sp := range s.Specs {
+		renameOnly = renameOnly && sp.Tp == ast.AlterTableRenameTable
+	}
+	for i := range t.uniques[:added] {
+		t.uniques[i].using = ""
+	}
+	for _, sp := range s.Specs {
+		switch sp.Tp {
 		case ast.AlterTableRenameTable:
 			to := tableKeyOf(db, sp.NewTable)
 			delete(h.tables, k)
@@ -1560,6 +1715,10 @@ func (h *schemaHistory) alterTable(db string, s *ast.AlterTableStmt, ch *ddlChan
 	}
 	if convert {
 		t.convertTo(convertCharset, convertCollation, how)
+	}
+	if !renameOnly && !t.classifyAll(nil) {
+		h.alterUnknown(db, k, s, ch, notSureOfKeys)
+		return nil
 	}
 	delete(h.unknown, k)
 	h.tables[k] = t
@@ -1791,6 +1950,25 @@ func (h *schemaHistory) alterColumns(t *histTable, specs []*ast.AlterTableSpec, 
 			pk = []string{d.col.Name}
 		}
 	}
+	// So do the UNIQUE keys' parts; a key whose columns are all dropped
+	// goes.
+	var uniques []uniqueKey
+	for _, u := range t.uniques {
+		var parts []keyPart
+		for _, p := range u.parts {
+			for _, c := range cols {
+				if strings.EqualFold(c.source, p.col) {
+					parts = append(parts, keyPart{c.Name, p.length})
+					break
+				}
+			}
+		}
+		if len(parts) > 0 {
+			u.parts = parts
+			uniques = append(uniques, u)
+		}
+	}
+	t.uniques = uniques
 	t.cols, t.pk = t.cols[:0:0], pk
 	for _, c := range cols {
 		t.cols = append(t.cols, c.Column)

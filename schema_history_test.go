@@ -710,3 +710,84 @@ func checkColumnSyntax(t *testing.T, choose func(n int) int) {
 	require.Equal(t, want, cols(h, "d", "t"), sql)
 	require.Equal(t, versioned, h.tables[tableKey{"d", "t"}].versioned, sql)
 }
+
+// TestSchemaHistoryLongUniqueKeys: a UNIQUE key MariaDB keeps as a hash
+// in a hidden column adds that column to the row image; which keys are
+// such is the server's rule, as MariaDB 10.11 applies it here.
+func TestSchemaHistoryLongUniqueKeys(t *testing.T) {
+	for _, c := range []struct {
+		def  string
+		hash int // -1: not sure, the table is unknown
+	}{
+		{"a TEXT, UNIQUE (a)", 1},
+		{"a TEXT, UNIQUE (a(768))", 0},
+		{"a TEXT, UNIQUE (a(769))", 1},
+		{"a VARCHAR(768), UNIQUE (a)", 0},
+		{"a VARCHAR(769), UNIQUE (a)", 1},
+		{"a VARCHAR(767), b INT, UNIQUE (a, b)", 0},
+		{"a VARCHAR(767), b BIGINT, UNIQUE (a, b)", 1},
+		{"a VARBINARY(3072) UNIQUE", 0},
+		{"a VARBINARY(3073) UNIQUE", 1},
+		{"a VARCHAR(700) CHARACTER SET latin1, UNIQUE (a)", 0},
+		{"a INT, b INT, UNIQUE (a, b) USING HASH", 1},
+		{"a VARCHAR(10), UNIQUE KEY USING HASH (a)", 1},
+		{"a VARCHAR(767), b DATETIME, UNIQUE (a, b)", -1},
+		{"a JSON, b BLOB, UNIQUE (a), UNIQUE (b(10)), UNIQUE (b)", 2},
+		{"a VARCHAR(250), UNIQUE (a)) ENGINE=MyISAM, COMMENT 'x'", 0},
+		{"a VARCHAR(251), UNIQUE (a)) ENGINE=MyISAM, COMMENT 'x'", 1},
+		{"a VARCHAR(300), UNIQUE (a) USING HASH) ENGINE=MEMORY, COMMENT 'x'", 0},
+		{"a VARCHAR(600), UNIQUE (a)) ENGINE=Aria, COMMENT 'x'", -1},
+		{"a INT, UNIQUE ((a + 1))", -1},
+	} {
+		h := newSchemaHistory()
+		sql := "CREATE TABLE t (" + c.def + ") CHARSET utf8mb4"
+		if strings.Contains(c.def, "ENGINE") {
+			sql = strings.Replace("CREATE TABLE t ("+c.def, ", COMMENT 'x'", " CHARSET utf8mb4", 1)
+		}
+		applyAll(t, h, "d", sql)
+		tb := h.tables[tableKey{"d", "t"}]
+		if c.hash < 0 {
+			require.Nil(t, tb, c.def)
+			require.Contains(t, h.unknown[tableKey{"d", "t"}], "UNIQUE key", c.def)
+			continue
+		}
+		require.NotNil(t, tb, "%s: %s", c.def, h.unknown[tableKey{"d", "t"}])
+		require.Equal(t, c.hash, tb.hashKeys(), c.def)
+		if c.hash > 0 {
+			rc := tb.rowCols()
+			require.Equal(t, fmt.Sprintf("DB_ROW_HASH_%d", c.hash), rc[len(rc)-1].Name, c.def)
+		}
+	}
+
+	// After: any ALTER but a rename decides anew, forgetting a USING
+	// HASH the key did not need; dropping the key drops its column.
+	h := newSchemaHistory()
+	h.serverCharset = "utf8mb4"
+	applyAll(t, h, "d", "CREATE TABLE t (a TEXT, b INT, UNIQUE KEY ut (a), UNIQUE KEY ub (b) USING HASH) WITH SYSTEM VERSIONING")
+	tb := func() *histTable { return h.tables[tableKey{"d", "t"}] }
+	require.Equal(t, 2, tb().hashKeys())
+	require.Equal(t, []string{"row_start", "row_end", "DB_ROW_HASH_1", "DB_ROW_HASH_2"}, columnNames(tb().rowCols()[2:]))
+	applyAll(t, h, "d", "ALTER TABLE t RENAME TO t2", "ALTER TABLE t2 RENAME TO t")
+	require.Equal(t, 2, tb().hashKeys())
+	applyAll(t, h, "d", "ALTER TABLE t COMMENT 'x'")
+	require.Equal(t, 1, tb().hashKeys())
+	applyAll(t, h, "d", "CREATE UNIQUE INDEX ui ON t (b, a(1000))", "ALTER TABLE t RENAME COLUMN a TO z")
+	require.Equal(t, 2, tb().hashKeys())
+	applyAll(t, h, "d", "DROP INDEX ut ON t")
+	require.Equal(t, 1, tb().hashKeys())
+	applyAll(t, h, "d", "ALTER TABLE t DROP COLUMN z") // ui keeps b alone: a B-tree
+	require.Equal(t, 0, tb().hashKeys())
+	applyAll(t, h, "d", "ALTER TABLE t ADD COLUMN c TEXT UNIQUE, ADD COLUMN e BLOB, ADD UNIQUE (e)")
+	require.Equal(t, 2, tb().hashKeys())
+	// A guessed name dropped: is it the key, or a plain index of that name?
+	applyAll(t, h, "d", "ALTER TABLE t DROP INDEX c")
+	require.Contains(t, h.unknown[tableKey{"d", "t"}], "DROP INDEX c")
+}
+
+func columnNames(cols []Column) []string {
+	var names []string
+	for _, c := range cols {
+		names = append(names, c.Name)
+	}
+	return names
+}

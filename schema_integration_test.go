@@ -403,7 +403,9 @@ func TestIntegrationSchemaTypes(t *testing.T) {
 				"PERIOD FOR SYSTEM_TIME (s, e)) WITH SYSTEM VERSIONING",
 			"CREATE TABLE wos (id INT, s DATE, e DATE, PERIOD FOR app (s, e), PRIMARY KEY (id, app WITHOUT OVERLAPS))",
 			"CREATE TABLE nats (a NATIONAL VARCHAR(3), b NCHAR(2))",
-			"CREATE SEQUENCE seqs")
+			"CREATE SEQUENCE seqs",
+			// MariaDB's long unique keys: a hidden hash column each.
+			"CREATE TABLE lus (id INT, t TEXT, v VARCHAR(1000), UNIQUE (t), UNIQUE (v, id), UNIQUE (id)) WITH SYSTEM VERSIONING")
 		from := masterPos(t, s)
 		s.Exec(t, "USE d", "CREATE TABLE live "+schemaTypesColumns,
 			"INSERT INTO snap (i, id, js) VALUES (1, 1, '{}')", "INSERT INTO live (i, id, js) VALUES (1, 1, '[]')",
@@ -482,7 +484,13 @@ func TestIntegrationSchemaTypes(t *testing.T) {
 			"ALTER TABLE swp CHANGE a b INT, CHANGE b a VARCHAR(3), RENAME COLUMN d TO e, RENAME COLUMN e TO d",
 			"ALTER TABLE swp MODIFY a VARCHAR(3) AFTER c, MODIFY c DATE FIRST, ADD COLUMN x VARCHAR(2) AFTER a, CHARACTER SET latin1",
 			"ALTER TABLE swp CHANGE b c2 INT, DROP COLUMN c, ADD COLUMN c TEXT AFTER c2",
-			"INSERT INTO swp VALUES (1, 't', 'x', 'y', 2, 3)")
+			"INSERT INTO swp VALUES (1, 't', 'x', 'y', 2, 3)",
+			"INSERT INTO lus (id, t, v) VALUES (1, 'a', 'b')",
+			"CREATE TABLE lu (a TEXT, b INT, c VARCHAR(10) UNIQUE, UNIQUE (a), UNIQUE KEY k2 (b) USING HASH)", "INSERT INTO lu VALUES ('a', 1, 'x')",
+			"CREATE TABLE lu2 LIKE lu", "ALTER TABLE lu2 COMMENT 'k2 is a B-tree now'", "INSERT INTO lu2 VALUES ('a', 1, 'x')",
+			"CREATE UNIQUE INDEX ui ON lu2 (a(1000))", "ALTER TABLE lu2 ADD COLUMN d INT", "INSERT INTO lu2 VALUES ('b', 2, 'y', 3)",
+			"CREATE TABLE lu3 (a VARCHAR(800), b INT, UNIQUE KEY u (a))", "ALTER TABLE lu3 DROP INDEX u, ADD UNIQUE KEY u2 (b, a(10))",
+			"INSERT INTO lu3 VALUES ('a', 1)")
 		target := masterPos(t, s)
 		src := itSource(t, s)
 		store := binlogstream.NewFileSchemaStore(filepath.Join(t.TempDir(), "h"))
@@ -510,7 +518,7 @@ func TestIntegrationSchemaTypes(t *testing.T) {
 		cancel()
 		require.ErrorIs(t, err, context.Canceled, mode)
 		require.NoError(t, store.Close())
-		require.Len(t, got, 31, mode)
+		require.Len(t, got, 35, mode)
 		require.Equal(t, []any{int64(1), `{"é": 1}`, "é"}, jc, "%s: a JSON column converted to latin1", mode)
 		types[mode] = got
 	}
@@ -537,7 +545,7 @@ func TestIntegrationSchemaTypes(t *testing.T) {
 			[]string{got["coll"].Columns[0].Collation, got["coll"].Columns[1].Collation, got["coll"].Columns[2].Collation, got["coll"].Columns[3].Collation}, mode)
 		assert.Equal(t, "utf8mb4_german2_ci", got["coll2"].Columns[1].Collation, mode)
 		for _, name := range []string{"live", "snap", "ex", "ex2", "sv", "sve", "sv2", "sv3", "sv4", "sv5", "sv6", "ap", "coll", "coll2", "jc", "wv", "wv2",
-			"nat", "nats", "wo", "wos", "pt", "pt0", "pt9", "seqs", "seq", "seq2", "aq", "nbe", "lat", "swp"} {
+			"nat", "nats", "wo", "wos", "pt", "pt0", "pt9", "seqs", "seq", "seq2", "aq", "nbe", "lat", "swp", "lus", "lu", "lu2", "lu3"} {
 			compareWithFull(t, mode+" "+name, types["FULL"][name], got[name])
 		}
 	}

@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-mysql-org/go-mysql/replication"
 	"github.com/stretchr/testify/require"
 
 	"github.com/binlogstream/binlogstream"
@@ -49,7 +52,8 @@ func TestIntegrationSchemaHistoryRandomDDL(t *testing.T) {
 	// a CREATE OR REPLACE that fails has dropped the table, and the
 	// binlog says so.
 	pos := masterPos(t, s)
-	var logged []string
+	from := pos
+	var logged, loggedAt []string
 	follow := func(stmt string, failed bool) {
 		r, err := conn.Execute(fmt.Sprintf("SHOW BINLOG EVENTS IN '%s' FROM %d", pos.File, pos.Offset))
 		require.NoError(t, err)
@@ -61,7 +65,7 @@ func TestIntegrationSchemaHistoryRandomDDL(t *testing.T) {
 			if typ != "Query" {
 				continue
 			}
-			logged = append(logged, info)
+			logged, loggedAt = append(logged, info), append(loggedAt, fmt.Sprintf("%d %s", end, info))
 			// A statement that failed but changed something is logged with
 			// its error (the list does not show the code: any will do);
 			// what the server generated for it (a DROP TABLE) is not.
@@ -75,7 +79,7 @@ func TestIntegrationSchemaHistoryRandomDDL(t *testing.T) {
 
 	g := &ddlGen{r: rand.New(rand.NewPCG(seed, seed^0x5eed)), tables: map[string][]string{}}
 	var ran []string
-	accepted, unknownAt := 0, 0
+	accepted, unknownAt, inserted := 0, 0, 0
 	refusals, whys := map[string]int{}, map[string]int{}
 	for range n {
 		stmt := g.statement()
@@ -117,7 +121,49 @@ func TestIntegrationSchemaHistoryRandomDDL(t *testing.T) {
 				whys[why]++
 			}
 		}
+		// A row in every table, for the stream below.
+		for _, name := range g.names() {
+			if r, err := conn.Execute("INSERT IGNORE INTO `" + name + "` () VALUES ()"); err == nil {
+				inserted += int(r.AffectedRows) // 0 where a key has the row already
+			}
+		}
 	}
+	follow("", false)
+	if f := os.Getenv("BINLOGSTREAM_DDL_DUMP"); f != "" {
+		_ = os.WriteFile(f, []byte(strings.Join(logged, ";\n")+";\n"), 0o644)
+		_ = os.WriteFile(f+".pos", []byte(strings.Join(loggedAt, "\n")+"\n"), 0o644)
+	}
+
+	// The same binlog through the streamer, rows decoded with the schema
+	// history of its own DDL (binlog_row_metadata NO_LOG): no table may
+	// fail the Table_map check, and each row is named as its table was.
+	target := masterPos(t, s)
+	store := binlogstream.NewFileSchemaStore(filepath.Join(t.TempDir(), "h"))
+	defer store.Close()
+	st, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: src, Start: binlogstream.StartAt(from),
+		Schema: &binlogstream.SchemaConfig{Store: store, Snapshot: true, Databases: []string{"r"}}})
+	require.NoError(t, err)
+	rows, unknownRows := 0, 0
+	sctx, scancel := context.WithTimeout(ctx, time.Minute)
+	defer scancel()
+	st.AddListener(func(_ context.Context, ev binlogstream.Event) error {
+		if re, ok := ev.Event.(*replication.RowsEvent); ok && ev.Table.Schema == "r" {
+			rows += len(re.Rows)
+			if !ev.Table.Known() {
+				unknownRows += len(re.Rows)
+			}
+			for i := range re.Rows {
+				_ = ev.RowValues(i)
+			}
+		}
+		if ev.End.Compare(target) >= 0 {
+			scancel()
+		}
+		return nil
+	})
+	require.ErrorIs(t, st.Run(sctx), context.Canceled, "streaming the random DDL's binlog")
+	t.Logf("streamed %d rows of %d inserted, %d of them of unknown tables", rows, inserted, unknownRows)
+	require.GreaterOrEqual(t, rows, inserted, "CREATE ... SELECT copies rows too")
 	t.Logf("seed %d: %d of %d statements ran on the server; %d left a table unknown; refused: %v", seed, accepted, n, unknownAt, refusals)
 	for why, n := range whys {
 		t.Logf("unknown (%d times after a statement): %s", n, why)
@@ -147,6 +193,16 @@ func (g *ddlGen) learn(snap *binlogstream.SchemaSnapshot) {
 }
 
 func (g *ddlGen) pick(s []string) string { return s[g.r.IntN(len(s))] }
+
+// names are the tables that exist, in order.
+func (g *ddlGen) names() []string {
+	var names []string
+	for name := range g.tables {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
 
 var ddlGenNames = []string{"a", "b", "c", "d", "id", "x y", "nchar", "Ü", "row_start", "national"}
 
@@ -220,6 +276,20 @@ func (g *ddlGen) colType() string {
 	}
 }
 
+// unique is a UNIQUE key on cols (names from the pool when nil): on a
+// column whole or by a prefix, named or not, USING HASH or not.
+func (g *ddlGen) unique(cols []string) string {
+	col := g.name()
+	if len(cols) > 0 {
+		col = "`" + g.pick(cols) + "`"
+	}
+	part := col + g.pick([]string{"", "", "(10)", "(800)"})
+	if g.r.IntN(3) == 0 {
+		part += ", " + g.name()
+	}
+	return "UNIQUE " + g.pick([]string{"", "KEY uk ", "KEY uk2 "}) + "(" + part + ")" + g.pick([]string{"", "", " USING HASH", " USING BTREE"})
+}
+
 func (g *ddlGen) position(table string) string {
 	switch g.r.IntN(4) {
 	case 0:
@@ -237,9 +307,7 @@ func (g *ddlGen) statement() string {
 		if len(g.tables) == 0 || g.r.IntN(3) == 0 {
 			choice = 0 // mostly alter tables that exist
 		} else {
-			for t = range g.tables {
-				break
-			}
+			t = g.pick(g.names())
 		}
 	}
 	switch choice {
@@ -273,6 +341,9 @@ func (g *ddlGen) statement() string {
 		if g.r.IntN(2) == 0 {
 			defs = append(defs, "PRIMARY KEY ("+g.name()+")")
 		}
+		if g.r.IntN(3) == 0 {
+			defs = append(defs, g.unique(nil))
+		}
 		verb := g.pick([]string{"CREATE TABLE", "CREATE OR REPLACE TABLE", "CREATE TABLE IF NOT EXISTS"})
 		// not utf16 for the table: its ENUM and SET columns would have
 		// utf16 members (see colType)
@@ -290,6 +361,12 @@ func (g *ddlGen) statement() string {
 		}
 		return "RENAME TABLE " + t + " TO tmp, " + u + " TO " + t + ", tmp TO " + u
 	case 4:
+		switch g.r.IntN(4) {
+		case 0:
+			return "CREATE UNIQUE INDEX ui ON " + t + " (" + g.existing(t) + ")" + g.pick([]string{"", " USING HASH"})
+		case 1:
+			return "DROP INDEX " + g.pick([]string{"ui", "uk", "uk2"}) + " ON " + t
+		}
 		return "CREATE TABLE " + g.table() + " LIKE " + t
 	}
 	var specs []string
@@ -325,9 +402,18 @@ func (g *ddlGen) statement() string {
 			specs = append(specs, "ALTER COLUMN "+g.existing(t)+" SET DEFAULT 1")
 		case 12:
 			specs = append(specs, g.pick([]string{"ADD SYSTEM VERSIONING", "DROP SYSTEM VERSIONING", "ENGINE=InnoDB", "FORCE",
-				"ENGINE=Aria", "PARTITION BY KEY() PARTITIONS 2", "REMOVE PARTITIONING"}))
+				"ENGINE=Aria", "ENGINE=MyISAM", "PARTITION BY KEY() PARTITIONS 2", "REMOVE PARTITIONING"}))
 		default:
-			specs = append(specs, "ADD INDEX ("+g.existing(t)+")")
+			switch g.r.IntN(4) {
+			case 0:
+				specs = append(specs, "ADD INDEX ("+g.existing(t)+")")
+			case 1:
+				specs = append(specs, "ADD "+g.unique(g.tables[t]))
+			case 2:
+				specs = append(specs, "DROP INDEX "+g.pick(append([]string{"uk", "uk2", "ui"}, g.tables[t]...)))
+			default:
+				specs = append(specs, "RENAME INDEX uk TO uk2")
+			}
 		}
 	}
 	return "ALTER TABLE " + t + " " + strings.Join(specs, ", ")

@@ -460,13 +460,13 @@ func readSchema(conn *client.Conn, databases []string) (*SchemaSnapshot, error) 
 	for _, r := range rows {
 		snap.Databases[r[0]] = r[1]
 	}
-	if rows, err = queryStrings(conn, "SELECT TABLE_SCHEMA, TABLE_NAME, IFNULL(TABLE_COLLATION,''), TABLE_TYPE FROM information_schema.TABLES "+
+	if rows, err = queryStrings(conn, "SELECT TABLE_SCHEMA, TABLE_NAME, IFNULL(TABLE_COLLATION,''), TABLE_TYPE, IFNULL(ENGINE,'') FROM information_schema.TABLES "+
 		"WHERE TABLE_TYPE IN ('BASE TABLE','SYSTEM VERSIONED','SEQUENCE') AND "+tableWhere+" ORDER BY TABLE_SCHEMA, TABLE_NAME"); err != nil {
 		return nil, err
 	}
 	index := map[tableKey]int{}
 	for _, r := range rows {
-		t := SnapshotTable{Schema: r[0], Name: r[1]}
+		t := SnapshotTable{Schema: r[0], Name: r[1], Engine: r[4]}
 		if coll := r[2]; coll != "" {
 			t.Charset = charsetOfOption(false, true, coll, "")
 		}
@@ -502,6 +502,28 @@ func readSchema(conn *client.Conn, databases []string) (*SchemaSnapshot, error) 
 		if i, ok := index[tableKey{r[0], r[1]}]; ok {
 			snap.Tables[i].PrimaryKey = append(snap.Tables[i].PrimaryKey, r[2])
 		}
+	}
+	// UNIQUE keys: a long unique key (MariaDB) is INDEX_TYPE HASH outside
+	// the MEMORY engine, whose hash keys have no hidden column.
+	if rows, err = queryStrings(conn, "SELECT TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, COLUMN_NAME, IFNULL(SUB_PART,0), INDEX_TYPE FROM information_schema.STATISTICS "+
+		"WHERE NON_UNIQUE = 0 AND INDEX_NAME <> 'PRIMARY' AND "+tableWhere+" ORDER BY TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX"); err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		i, ok := index[tableKey{r[0], r[1]}]
+		if !ok {
+			continue
+		}
+		t := &snap.Tables[i]
+		keys := t.UniqueKeys
+		if len(keys) == 0 || keys[len(keys)-1].Name != r[2] {
+			engine := strings.ToLower(t.Engine)
+			keys = append(keys, SnapshotKey{Name: r[2], Hash: r[5] == "HASH" && engine != "memory" && engine != "heap"})
+		}
+		k := &keys[len(keys)-1]
+		sub, _ := strconv.Atoi(r[4])
+		k.Columns, k.SubParts = append(k.Columns, r[3]), append(k.SubParts, sub)
+		t.UniqueKeys = keys
 	}
 	return snap, nil
 }

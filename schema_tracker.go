@@ -40,6 +40,20 @@ type SnapshotTable struct {
 	// and row_end columns, which information_schema.COLUMNS leaves out
 	// and every row image ends with.
 	SystemVersioned bool `json:"system_versioned,omitempty"`
+	// Engine is the table's storage engine; UniqueKeys its UNIQUE keys
+	// but the primary key, whose hash keys (MariaDB's long unique keys)
+	// each have a hidden column at the end of every row image.
+	Engine     string        `json:"engine,omitempty"`
+	UniqueKeys []SnapshotKey `json:"unique_keys,omitempty"`
+}
+
+// SnapshotKey is a UNIQUE key of a snapshot table.
+type SnapshotKey struct {
+	Name    string   `json:"name"`
+	Columns []string `json:"columns"`
+	// SubParts are the prefix lengths of the columns (0: whole column).
+	SubParts []int `json:"sub_parts,omitempty"`
+	Hash     bool  `json:"hash,omitempty"`
 }
 
 // SchemaRecord is one entry of a persisted schema history: a snapshot,
@@ -84,6 +98,18 @@ func histTableOf(st SnapshotTable) *histTable {
 	t := &histTable{cols: slices.Clone(st.Columns), pk: st.PrimaryKey, charset: st.Charset, versioned: st.SystemVersioned}
 	if t.versioned && len(t.pk) > 1 && t.pk[len(t.pk)-1] == implicitRowEnd.Name {
 		t.pk = t.pk[:len(t.pk)-1] // rowPK adds it back
+	}
+	t.engine = st.Engine
+	for _, k := range st.UniqueKeys {
+		u := uniqueKey{name: k.Name, hash: k.Hash}
+		for i, c := range k.Columns {
+			p := keyPart{col: c}
+			if i < len(k.SubParts) {
+				p.length = k.SubParts[i]
+			}
+			u.parts = append(u.parts, p)
+		}
+		t.uniques = append(t.uniques, u)
 	}
 	for i := range t.cols {
 		t.cols[i].Type = formatType(&t.cols[i])
