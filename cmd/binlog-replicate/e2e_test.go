@@ -118,8 +118,10 @@ func TestReplicateSnapshotThenStream(t *testing.T) {
 	src.Exec(t, "CREATE DATABASE d", "USE d",
 		"CREATE TABLE a (id INT PRIMARY KEY, v VARCHAR(100), n INT UNSIGNED, ts TIMESTAMP(3) NULL, b VARBINARY(8))",
 		"CREATE TABLE other (id INT PRIMARY KEY)",
-		"INSERT INTO a SELECT seq, REPEAT('x', seq % 90), 4000000000 + seq, '2024-01-02 03:04:05.678', UNHEX('00FF') FROM seq_1_to_3000")
-	r := &rig{src: src, tgt: tgt, args: []string{"--tables", "d.a", "--chunk", "700", "--quiet"}}
+		"INSERT INTO a SELECT seq, REPEAT('x', seq % 90), 4000000000 + seq, '2024-01-02 03:04:05.678', UNHEX('00FF') FROM seq_1_to_3000",
+		// a long unique key: a hidden hash column ends its row images
+		"CREATE TABLE lu (id INT PRIMARY KEY, t TEXT, UNIQUE (t))", "INSERT INTO lu SELECT seq, CONCAT('t', seq) FROM seq_1_to_100")
+	r := &rig{src: src, tgt: tgt, args: []string{"--tables", "d.a,d.lu", "--chunk", "700", "--quiet"}}
 	res := r.run(t, "--stop-at-current")
 	require.Equal(t, 0, res.code, res.stderr)
 	src.Exec(t, "USE d",
@@ -127,10 +129,12 @@ func TestReplicateSnapshotThenStream(t *testing.T) {
 		"UPDATE a SET v = 'u' WHERE id % 7 = 0",
 		"UPDATE a SET id = id + 100000 WHERE id BETWEEN 20 AND 40",
 		"DELETE FROM a WHERE id % 11 = 0",
-		"INSERT INTO other VALUES (1)")
+		"INSERT INTO other VALUES (1)",
+		"INSERT INTO lu VALUES (101, 'new')", "UPDATE lu SET t = CONCAT(t, '-u') WHERE id % 3 = 0", "DELETE FROM lu WHERE id % 5 = 0")
 	res = r.run(t, "--stop-at-current")
 	require.Equal(t, 0, res.code, res.stderr)
 	require.Equal(t, dump(t, src, "d.a", "id"), dump(t, tgt, "d.a", "id"))
+	require.Equal(t, dump(t, src, "d.lu", "id"), dump(t, tgt, "d.lu", "id"))
 	require.Empty(t, tgt.Query(t, "SHOW TABLES FROM d LIKE 'other'"), "other tables are not replicated")
 
 	// The target connection counts found rows: an UPDATE to the same
