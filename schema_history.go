@@ -1108,49 +1108,19 @@ func (h *schemaHistory) applyStmt(db string, st ast.StmtNode, sql string, ch *dd
 		}
 		h.tables[k] = t
 	case *ast.CreateIndexStmt:
-		if s.KeyType != ast.IndexKeyTypeUnique {
+		// the server runs it as ALTER TABLE ... ADD [UNIQUE] INDEX
+		if t := h.tables[tableKeyOf(db, s.Table)]; s.IfNotExists && t != nil && t.uniqueIndex(s.IndexName) >= 0 {
 			return nil
 		}
-		k := tableKeyOf(db, s.Table)
-		old := h.tables[k]
-		if old == nil {
-			return nil
+		tp := ast.ConstraintIndex
+		if s.KeyType == ast.IndexKeyTypeUnique {
+			tp = ast.ConstraintUniqIndex
 		}
-		ch.touched = append(ch.touched, k)
-		t := old.clone()
-		u, ok := uniqueFromConstraint(&ast.Constraint{Tp: ast.ConstraintUniqIndex, Name: s.IndexName, Keys: s.IndexPartSpecifications, Option: s.IndexOption})
-		if !ok {
-			h.alterUnknown(db, k, &ast.AlterTableStmt{}, ch, "a UNIQUE key on an expression, which may be a long unique key with a hidden column")
-			return nil
-		}
-		if s.IfNotExists && t.uniqueIndex(s.IndexName) >= 0 {
-			return nil
-		}
-		for i := range t.uniques { // as ALTER TABLE ... ADD UNIQUE does
-			t.uniques[i].using = ""
-		}
-		t.addUnique(u)
-		if !t.classifyAll(nil) {
-			h.alterUnknown(db, k, &ast.AlterTableStmt{}, ch, notSureOfKeys)
-			return nil
-		}
-		h.tables[k] = t
+		return h.alterTable(db, &ast.AlterTableStmt{Table: s.Table, Specs: []*ast.AlterTableSpec{{Tp: ast.AlterTableAddConstraint,
+			Constraint: &ast.Constraint{Tp: tp, Name: s.IndexName, Keys: s.IndexPartSpecifications, Option: s.IndexOption}}}}, ch)
 	case *ast.DropIndexStmt:
-		k := tableKeyOf(db, s.Table)
-		old := h.tables[k]
-		if old == nil {
-			return nil
-		}
-		ch.touched = append(ch.touched, k)
-		t := old.clone()
-		for i := range t.uniques { // as ALTER TABLE ... DROP INDEX does
-			t.uniques[i].using = ""
-		}
-		if !t.dropIndex(s.IndexName) || !t.classifyAll(nil) {
-			h.alterUnknown(db, k, &ast.AlterTableStmt{}, ch, "DROP INDEX "+s.IndexName+": the history cannot tell whether it was a long unique key (a hash in a hidden column)")
-			return nil
-		}
-		h.tables[k] = t
+		return h.alterTable(db, &ast.AlterTableStmt{Table: s.Table, Specs: []*ast.AlterTableSpec{{Tp: ast.AlterTableDropIndex,
+			Name: s.IndexName, IfExists: s.IfExists}}}, ch)
 	case *ast.DropTableStmt:
 		if s.IsView || s.TemporaryKeyword != ast.TemporaryNone {
 			return nil // a temporary table's rows are not in a row-format binlog

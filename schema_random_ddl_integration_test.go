@@ -118,6 +118,9 @@ func TestIntegrationSchemaHistoryRandomDDL(t *testing.T) {
 			for _, u := range unknown {
 				why := u[strings.Index(u, ": ")+2:]
 				why, _, _ = strings.Cut(why, ":")
+				if whys[why] == 0 {
+					t.Logf("first unknown (%s) after: %s", why, stmt)
+				}
 				whys[why]++
 			}
 		}
