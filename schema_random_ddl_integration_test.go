@@ -227,7 +227,7 @@ func (g *ddlGen) table() string { return fmt.Sprintf("t%d", g.r.IntN(4)) }
 
 func (g *ddlGen) colType() string {
 	cs := func() string { return g.pick(ddlGenCharsets) }
-	switch g.r.IntN(24) {
+	switch g.r.IntN(26) {
 	case 0:
 		return "INT"
 	case 1:
@@ -274,6 +274,17 @@ func (g *ddlGen) colType() string {
 		return "INT NOT NULL DEFAULT (2 * 3)"
 	case 20:
 		return "SERIAL"
+	case 21, 22:
+		return g.pick([]string{"DECIMAL", "NUMERIC(5)", "FIXED(6,2)", "DEC(65,30)", "CHAR", "NATIONAL CHAR", "TEXT(70000)", "BLOB(300)",
+			"VARCHAR(5) BINARY CHARACTER SET latin1", "LONG VARCHAR", "LONG VARBINARY", "LONG", "POINT REF_SYSTEM_ID=4326",
+			"TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP", "INT ZEROFILL", "DOUBLE(10,2)",
+			"FLOAT(7,3) UNSIGNED", "BIT", "BOOLEAN", "TINYINT(1)", "INT(11) UNSIGNED", "MEDIUMINT(4) ZEROFILL",
+			"ENUM('a','b') CHARACTER SET latin1 COLLATE latin1_bin", "SET('x') BINARY", "MEDIUMTEXT COLLATE utf8mb4_bin",
+			"VARCHAR(10) COLLATE utf8mb4_uca1400_ai_ci", "CHAR(5) COLLATE latin1_swedish_nopad_ci", "TINYTEXT CHARSET utf8mb3",
+			"VARCHAR(40) CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_520_ci", "DATETIME(6) DEFAULT NOW(6)", "TIME", "YEAR(4)",
+			"VARCHAR(16383)", "VARCHAR(21844) CHARSET utf8mb3", "CHAR(255) CHARSET utf8mb4", "BINARY", "VARBINARY(65532)",
+			"INT COMMENT 'national char, nchar(3)'", "INT NULL DEFAULT NULL", "VARCHAR(20) NOT NULL DEFAULT ''",
+			"INET6 NOT NULL", "UUID DEFAULT UUID()", "INT GENERATED ALWAYS AS (2) VIRTUAL INVISIBLE"})
 	default:
 		return g.pick([]string{"INT", "VARCHAR(10)", "TINYINT UNSIGNED", "DATETIME"})
 	}
