@@ -3,6 +3,7 @@ package binlogstream
 import (
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -790,4 +791,29 @@ func columnNames(cols []Column) []string {
 		names = append(names, c.Name)
 	}
 	return names
+}
+
+// TestSchemaLogStatementRoundTrip: a DDL statement that is not UTF-8 (one
+// in a client charset that does not decode) comes back from the file
+// store with U+FFFD for those bytes; the same statement met again on a
+// resumed stream is the same record, not another binlog's.
+func TestSchemaLogStatementRoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "h")
+	st := NewFileSchemaStore(path)
+	_, err := st.Load()
+	require.NoError(t, err)
+	raw := SchemaRecord{Database: "d", Statement: "CREATE TABLE \x81\x20 (a INT)", End: Position{File: "b.000001", Offset: 300}}
+	require.NoError(t, st.Append(raw))
+	require.NoError(t, st.Close())
+
+	st = NewFileSchemaStore(path)
+	defer st.Close()
+	recs, err := st.Load()
+	require.NoError(t, err)
+	require.NotEqual(t, raw.Statement, recs[0].Statement, "JSON stores no bytes that are not UTF-8")
+	l := &schemaLog{store: st, recs: recs, stmts: map[string]string{recs[0].key(): recs[0].Statement}}
+	require.NoError(t, l.append(raw))
+	other := raw
+	other.Statement = "CREATE TABLE \x81\x20 (b INT)"
+	require.ErrorContains(t, l.append(other), "the history belongs to another binlog")
 }

@@ -3,6 +3,8 @@ package binlogstream
 import (
 	"context"
 	"fmt"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/go-mysql-org/go-mysql/replication"
 )
@@ -140,7 +142,7 @@ func (l *schemaLog) append(rec SchemaRecord) error {
 	if rec.isDDL() {
 		k := rec.key()
 		if stmt, ok := l.stmts[k]; ok {
-			if stmt != rec.Statement {
+			if asStored(stmt) != asStored(rec.Statement) {
 				return fmt.Errorf("%w: the binlog has %q at %s, the stored history %q there: the history belongs to another binlog",
 					ErrSchemaHistory, truncateSQL(rec.Statement), rec.End, truncateSQL(stmt))
 			}
@@ -155,6 +157,26 @@ func (l *schemaLog) append(rec SchemaRecord) error {
 	}
 	l.recs = append(l.recs, rec)
 	return nil
+}
+
+// asStored is a statement as a JSON store gives it back: each byte that
+// is not UTF-8 (a statement in a charset that would not decode) replaced
+// by U+FFFD, as encoding/json does.
+func asStored(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b.WriteRune(utf8.RuneError)
+		} else {
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
 }
 
 // trackerAt returns a schema tracker for a dump resumed from r.
