@@ -1085,7 +1085,18 @@ func (h *schemaHistory) applyStmt(db string, st ast.StmtNode, sql string, ch *dd
 		if s.ReferTable != nil {
 			src := tableKeyOf(db, s.ReferTable)
 			if t := h.tables[src]; t != nil {
-				h.tables[k] = t
+				// the copy's keys are decided anew: a USING HASH the key
+				// did not need is not copied (MariaDB 10.11)
+				c := t.clone()
+				for i := range c.uniques {
+					c.uniques[i].using = ""
+				}
+				if !c.classifyAll(nil) {
+					delete(h.tables, k)
+					h.unknown[k] = notSureOfKeys
+					return nil
+				}
+				h.tables[k] = c
 			} else {
 				delete(h.tables, k)
 				h.unknown[k] = "created LIKE " + src.String() + ", whose schema is unknown"
@@ -1826,6 +1837,9 @@ func (h *schemaHistory) alterColumns(t *histTable, specs []*ast.AlterTableSpec, 
 				}
 				return nil, fmt.Errorf("%s %s: %s has no such column", alterVerb(sp.Tp), oldName, k)
 			}
+			if changes[strings.ToLower(oldName)] != nil {
+				return nil, notModelled("column " + oldName + " changed twice in one ALTER TABLE")
+			}
 			c, pk := h.column(sp.NewColumns[0], t)
 			d := &def{col: c, pk: pk, how: definedHow(sp.NewColumns[0]), pos: placed(sp.Position)}
 			changes[strings.ToLower(oldName)] = d
@@ -1897,10 +1911,28 @@ func (h *schemaHistory) alterColumns(t *histTable, specs []*ast.AlterTableSpec, 
 		}
 		cols = slices.Insert(cols, i, c)
 	}
+	// A column the statement names after one the table keeps as it is:
+	// the server would have refused it, so the history is not the
+	// server's. Other duplicates are a reading of the statement the
+	// server does not share.
+	kept := func(name string) bool {
+		l := strings.ToLower(name)
+		return exists(name) && !gone[l] && changes[l] == nil && renames[l] == ""
+	}
+	for old, d := range changes {
+		if !strings.EqualFold(d.col.Name, old) && kept(d.col.Name) {
+			return nil, fmt.Errorf("CHANGE %s %s: %s already has %s", old, d.col.Name, k, d.col.Name)
+		}
+	}
+	for _, d := range defs {
+		if !d.changes && kept(d.col.Name) {
+			return nil, fmt.Errorf("ADD COLUMN %s: %s already has it", d.col.Name, k)
+		}
+	}
 	for i := range cols {
 		for _, c := range cols[:i] {
 			if strings.EqualFold(c.Name, cols[i].Name) {
-				return nil, fmt.Errorf("%s: two columns named %s after the ALTER", k, c.Name)
+				return nil, notModelled("two columns named " + c.Name + " after the ALTER TABLE as the history reads it")
 			}
 		}
 	}

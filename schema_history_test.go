@@ -768,8 +768,9 @@ func TestSchemaHistoryLongUniqueKeys(t *testing.T) {
 	tb := func() *histTable { return h.tables[tableKey{"d", "t"}] }
 	require.Equal(t, 2, tb().hashKeys())
 	require.Equal(t, []string{"row_start", "row_end", "DB_ROW_HASH_1", "DB_ROW_HASH_2"}, columnNames(tb().rowCols()[2:]))
-	applyAll(t, h, "d", "ALTER TABLE t RENAME TO t2", "ALTER TABLE t2 RENAME TO t")
+	applyAll(t, h, "d", "ALTER TABLE t RENAME TO t2", "ALTER TABLE t2 RENAME TO t", "CREATE TABLE t3 LIKE t")
 	require.Equal(t, 2, tb().hashKeys())
+	require.Equal(t, 1, h.tables[tableKey{"d", "t3"}].hashKeys(), "LIKE decides anew")
 	applyAll(t, h, "d", "ALTER TABLE t COMMENT 'x'")
 	require.Equal(t, 1, tb().hashKeys())
 	applyAll(t, h, "d", "CREATE UNIQUE INDEX ui ON t (b, a(1000))", "ALTER TABLE t RENAME COLUMN a TO z")

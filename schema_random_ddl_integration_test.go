@@ -397,15 +397,21 @@ func (g *ddlGen) statement() string {
 		if choice == 7 || choice == 8 {
 			charsets++
 		}
+		ifNot := g.pick([]string{"", "", "", "IF NOT EXISTS "}) // MariaDB's, as migration scripts write them
+		ifExists := strings.Replace(ifNot, "NOT ", "", 1)
 		switch choice {
 		case 0, 1:
-			specs = append(specs, "ADD COLUMN "+g.name()+" "+g.colType()+g.position(t))
+			if g.r.IntN(6) == 0 {
+				specs = append(specs, "ADD COLUMN "+ifNot+"("+g.name()+" "+g.colType()+", "+g.name()+" "+g.colType()+")")
+				continue
+			}
+			specs = append(specs, "ADD COLUMN "+ifNot+g.name()+" "+g.colType()+g.position(t))
 		case 2:
-			specs = append(specs, "DROP COLUMN "+g.existing(t))
+			specs = append(specs, "DROP COLUMN "+ifExists+g.pick([]string{g.existing(t), g.name()}))
 		case 3, 4:
-			specs = append(specs, "CHANGE "+g.existing(t)+" "+g.name()+" "+g.colType()+g.position(t))
+			specs = append(specs, "CHANGE "+ifExists+g.existing(t)+" "+g.name()+" "+g.colType()+g.position(t))
 		case 5:
-			specs = append(specs, "MODIFY "+g.existing(t)+" "+g.colType()+g.position(t))
+			specs = append(specs, "MODIFY "+ifExists+g.existing(t)+" "+g.colType()+g.position(t))
 		case 6:
 			specs = append(specs, "RENAME COLUMN "+g.existing(t)+" TO "+g.name())
 		case 7:
