@@ -46,6 +46,10 @@ type histTable struct {
 	// ENGINE the DDL named ("" for the server's default).
 	uniques []uniqueKey
 	engine  string
+	// partitioned: PARTITION BY. A hash key a B-tree could not replace
+	// (a B-tree UNIQUE key must hold the partitioning columns) stays one
+	// through ALTER TABLE; the history does not model that rule.
+	partitioned bool
 }
 
 // rowCols are the columns of the table's row images: cols, then the
@@ -1091,7 +1095,7 @@ func (h *schemaHistory) applyStmt(db string, st ast.StmtNode, sql string, ch *dd
 				for i := range c.uniques {
 					c.uniques[i].using = ""
 				}
-				if !c.classifyAll(nil) {
+				if !c.keepsHashKeys() || !c.classifyAll(nil) {
 					delete(h.tables, k)
 					h.unknown[k] = notSureOfKeys
 					return nil
@@ -1276,6 +1280,7 @@ func (h *schemaHistory) createTable(k tableKey, s *ast.CreateTableStmt) (*histTa
 			t.engine = o.StrValue
 		}
 	}
+	t.partitioned = s.Partition != nil
 	for _, cd := range s.Cols {
 		c, pk := h.column(cd, t)
 		if pk {
@@ -1680,9 +1685,19 @@ func (h *schemaHistory) alterTable(db string, s *ast.AlterTableStmt, ch *ddlChan
 	renameOnly := true
 	for _, sp := range s.Specs {
 		renameOnly = renameOnly && sp.Tp == ast.AlterTableRenameTable
+		switch sp.Tp {
+		case ast.AlterTablePartition:
+			t.partitioned = t.partitioned || sp.Partition != nil
+		case ast.AlterTableRemovePartitioning:
+			t.partitioned = false
+		}
 	}
 	for i := range t.uniques[:added] {
 		t.uniques[i].using = ""
+	}
+	if !renameOnly && !t.keepsHashKeys() {
+		h.alterUnknown(db, k, s, ch, notSureOfKeys)
+		return nil
 	}
 	for _, sp := range s.Specs {
 		switch sp.Tp {

@@ -784,6 +784,15 @@ func TestSchemaHistoryLongUniqueKeys(t *testing.T) {
 	// A guessed name dropped: is it the key, or a plain index of that name?
 	applyAll(t, h, "d", "ALTER TABLE t DROP INDEX c")
 	require.Contains(t, h.unknown[tableKey{"d", "t"}], "DROP INDEX c")
+
+	// Partitioned, a short hash key may stay one (a B-tree UNIQUE key
+	// must hold the partitioning columns): not modelled.
+	applyAll(t, h, "d", "CREATE TABLE p (b CHAR(5) NOT NULL, id INT, PRIMARY KEY (b), UNIQUE KEY ui (id) USING HASH) PARTITION BY KEY() PARTITIONS 2",
+		"CREATE TABLE p2 LIKE p", "ALTER TABLE p COMMENT 'x'")
+	require.Contains(t, h.unknown[tableKey{"d", "p"}], "long unique key")
+	require.Contains(t, h.unknown[tableKey{"d", "p2"}], "long unique key")
+	applyAll(t, h, "d", "CREATE TABLE q (a TEXT, UNIQUE (a)) PARTITION BY HASH (1) PARTITIONS 2", "ALTER TABLE q COMMENT 'x'")
+	require.Equal(t, 1, h.tables[tableKey{"d", "q"}].hashKeys(), "a hash by its size stays one")
 }
 
 func columnNames(cols []Column) []string {

@@ -222,6 +222,27 @@ func (t *histTable) dropIndex(name string) bool {
 	return true // a plain index, or none
 }
 
+// keepsHashKeys reports whether deciding t's UNIQUE keys anew is sure
+// to keep each hash key a hash: it is not on a partitioned table whose
+// hash key would be a B-tree by its size, which the server may keep a
+// hash (a B-tree there must hold the partitioning columns).
+func (t *histTable) keepsHashKeys() bool {
+	if !t.partitioned {
+		return true
+	}
+	for i := range t.uniques {
+		k := t.uniques[i]
+		if !k.hash {
+			continue
+		}
+		k.using = ""
+		if hash, sure := t.classify(&k); !sure || !hash {
+			return false
+		}
+	}
+	return true
+}
+
 // classifyAll decides for each UNIQUE key of t whether it is a long
 // unique key (those in keep are as they were); false when the history is
 // not sure of one.

@@ -460,13 +460,13 @@ func readSchema(conn *client.Conn, databases []string) (*SchemaSnapshot, error) 
 	for _, r := range rows {
 		snap.Databases[r[0]] = r[1]
 	}
-	if rows, err = queryStrings(conn, "SELECT TABLE_SCHEMA, TABLE_NAME, IFNULL(TABLE_COLLATION,''), TABLE_TYPE, IFNULL(ENGINE,'') FROM information_schema.TABLES "+
+	if rows, err = queryStrings(conn, "SELECT TABLE_SCHEMA, TABLE_NAME, IFNULL(TABLE_COLLATION,''), TABLE_TYPE, IFNULL(ENGINE,''), IFNULL(CREATE_OPTIONS,'') FROM information_schema.TABLES "+
 		"WHERE TABLE_TYPE IN ('BASE TABLE','SYSTEM VERSIONED','SEQUENCE') AND "+tableWhere+" ORDER BY TABLE_SCHEMA, TABLE_NAME"); err != nil {
 		return nil, err
 	}
 	index := map[tableKey]int{}
 	for _, r := range rows {
-		t := SnapshotTable{Schema: r[0], Name: r[1], Engine: r[4]}
+		t := SnapshotTable{Schema: r[0], Name: r[1], Engine: r[4], Partitioned: strings.Contains(r[5], "partitioned")}
 		if coll := r[2]; coll != "" {
 			t.Charset = charsetOfOption(false, true, coll, "")
 		}

@@ -45,6 +45,8 @@ type SnapshotTable struct {
 	// each have a hidden column at the end of every row image.
 	Engine     string        `json:"engine,omitempty"`
 	UniqueKeys []SnapshotKey `json:"unique_keys,omitempty"`
+	// Partitioned: the table is partitioned (see histTable.partitioned).
+	Partitioned bool `json:"partitioned,omitempty"`
 }
 
 // SnapshotKey is a UNIQUE key of a snapshot table.
@@ -99,7 +101,7 @@ func histTableOf(st SnapshotTable) *histTable {
 	if t.versioned && len(t.pk) > 1 && t.pk[len(t.pk)-1] == implicitRowEnd.Name {
 		t.pk = t.pk[:len(t.pk)-1] // rowPK adds it back
 	}
-	t.engine = st.Engine
+	t.engine, t.partitioned = st.Engine, st.Partitioned
 	for _, k := range st.UniqueKeys {
 		u := uniqueKey{name: k.Name, hash: k.Hash}
 		for i, c := range k.Columns {
