@@ -494,19 +494,11 @@ func readSchema(conn *client.Conn, databases []string) (*SchemaSnapshot, error) 
 		}
 		snap.Tables[i].Columns = append(snap.Tables[i].Columns, columnFromInfoSchema(r[2:]))
 	}
-	if rows, err = queryStrings(conn, "SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME FROM information_schema.KEY_COLUMN_USAGE "+
-		"WHERE CONSTRAINT_NAME = 'PRIMARY' AND "+tableWhere+" ORDER BY TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION"); err != nil {
-		return nil, err
-	}
-	for _, r := range rows {
-		if i, ok := index[tableKey{r[0], r[1]}]; ok {
-			snap.Tables[i].PrimaryKey = append(snap.Tables[i].PrimaryKey, r[2])
-		}
-	}
-	// UNIQUE keys: a long unique key (MariaDB) is INDEX_TYPE HASH outside
-	// the MEMORY engine, whose hash keys have no hidden column.
+	// The primary key and the UNIQUE keys, in one query: a long unique
+	// key (MariaDB) is INDEX_TYPE HASH outside the MEMORY engine, whose
+	// hash keys have no hidden column.
 	if rows, err = queryStrings(conn, "SELECT TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, COLUMN_NAME, IFNULL(SUB_PART,0), INDEX_TYPE FROM information_schema.STATISTICS "+
-		"WHERE NON_UNIQUE = 0 AND INDEX_NAME <> 'PRIMARY' AND "+tableWhere+" ORDER BY TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX"); err != nil {
+		"WHERE NON_UNIQUE = 0 AND "+tableWhere+" ORDER BY TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX"); err != nil {
 		return nil, err
 	}
 	for _, r := range rows {
@@ -515,15 +507,17 @@ func readSchema(conn *client.Conn, databases []string) (*SchemaSnapshot, error) 
 			continue
 		}
 		t := &snap.Tables[i]
-		keys := t.UniqueKeys
-		if len(keys) == 0 || keys[len(keys)-1].Name != r[2] {
-			engine := strings.ToLower(t.Engine)
-			keys = append(keys, SnapshotKey{Name: r[2], Hash: r[5] == "HASH" && engine != "memory" && engine != "heap"})
+		if r[2] == "PRIMARY" {
+			t.PrimaryKey = append(t.PrimaryKey, r[3])
+			continue
 		}
-		k := &keys[len(keys)-1]
+		if n := len(t.UniqueKeys); n == 0 || t.UniqueKeys[n-1].Name != r[2] {
+			engine := strings.ToLower(t.Engine)
+			t.UniqueKeys = append(t.UniqueKeys, SnapshotKey{Name: r[2], Hash: r[5] == "HASH" && engine != "memory" && engine != "heap"})
+		}
+		k := &t.UniqueKeys[len(t.UniqueKeys)-1]
 		sub, _ := strconv.Atoi(r[4])
 		k.Columns, k.SubParts = append(k.Columns, r[3]), append(k.SubParts, sub)
-		t.UniqueKeys = keys
 	}
 	return snap, nil
 }
