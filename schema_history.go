@@ -500,7 +500,7 @@ func rewriteAtError(text string, err error, notes *ddlNotes) (string, bool) {
 	case w == "without" && next == "overlaps":
 		return withoutOverlaps(text, off, after[len(next):], notes)
 	case w == "partition" || w == "table":
-		if c := lastWordBefore(text, off); c >= 0 && strings.EqualFold(leadingWord(text[c:]), "convert") {
+		if c := wordBefore(text, off, "convert"); c >= 0 {
 			return convertPartition(text, c, w, after, notes)
 		}
 	case w == "geomcollection" || unknownColumnTypes[w]:
@@ -529,13 +529,12 @@ func rewriteAtError(text string, err error, notes *ddlNotes) (string, bool) {
 		}
 	case w == "row" && (next == "start" || next == "end"):
 		// [GENERATED ALWAYS] AS ROW START|END: the column stays, typed
-		as := lastWordBefore(text, off)
-		if as < 0 || !strings.EqualFold(leadingWord(text[as:]), "as") {
+		from := wordBefore(text, off, "as")
+		if from < 0 {
 			return "", false
 		}
-		from := as
-		if g := lastWordBefore(text, from); g >= 0 && strings.EqualFold(leadingWord(text[g:]), "always") {
-			if g2 := lastWordBefore(text, g); g2 >= 0 && strings.EqualFold(leadingWord(text[g2:]), "generated") {
+		if g := wordBefore(text, from, "always"); g >= 0 {
+			if g2 := wordBefore(text, g, "generated"); g2 >= 0 {
 				from = g2
 			}
 		}
@@ -544,7 +543,7 @@ func rewriteAtError(text string, err error, notes *ddlNotes) (string, bool) {
 	case w == "period" && next == "for":
 		return dropPeriod(text, off, notes)
 	case w == "for":
-		if p := lastWordBefore(text, off); p >= 0 && strings.EqualFold(leadingWord(text[p:]), "period") {
+		if p := wordBefore(text, off, "period"); p >= 0 {
 			return dropPeriod(text, p, notes)
 		}
 	case w == "invisible" || w == "online" || w == "nowait":
@@ -552,7 +551,7 @@ func rewriteAtError(text string, err error, notes *ddlNotes) (string, bool) {
 	case w == "ignored": // an index option, as INVISIBLE is MySQL's (ALTER INDEX i IGNORED takes one)
 		return text[:off] + "INVISIBLE" + rest, true
 	case w == "key":
-		if a := lastWordBefore(text, off); a >= 0 && strings.EqualFold(leadingWord(text[a:]), "alter") {
+		if wordBefore(text, off, "alter") >= 0 {
 			return text[:off] + "INDEX" + rest, true // ALTER KEY i [NOT] IGNORED
 		}
 	case w == "spatial" && (next == "index" || next == "key"):
@@ -658,8 +657,8 @@ func skipSpaces(s string) string { return strings.TrimLeft(s, " \t\r\n") }
 // no column. An ALTER's ADD or DROP becomes FORCE, so that the list of
 // changes stays well formed.
 func rewriteVersioning(text string, off int, rest string, notes *ddlNotes) (string, bool) {
-	sys := lastWordBefore(text, off)
-	if sys < 0 || !strings.EqualFold(leadingWord(text[sys:]), "system") {
+	sys := wordBefore(text, off, "system")
+	if sys < 0 {
 		return "", false
 	}
 	verb := lastWordBefore(text, sys)
@@ -694,7 +693,7 @@ func dropPeriod(text string, at int, notes *ddlNotes) (string, bool) {
 	open := strings.IndexByte(after, '(')
 	name := leadingName(skipSpaces(after))
 	period := strings.ToLower(unquoteName(name))
-	if a := lastWordBefore(text, at); a >= 0 && strings.EqualFold(leadingWord(text[a:]), "drop") && period != "" && period != "system_time" {
+	if a := wordBefore(text, at, "drop"); a >= 0 && period != "" && period != "system_time" {
 		// DROP PERIOD FOR name: an application-time period's columns stay
 		end := len(text) - len(skipSpaces(after)) + len(name)
 		return text[:a] + "FORCE" + text[end:], true
@@ -715,7 +714,7 @@ func dropPeriod(text string, at int, notes *ddlNotes) (string, bool) {
 		notes.periods[period] = strings.TrimSpace(cols[1]) + ", " + strings.TrimSpace(cols[0])
 	}
 	end := len(text) - len(after) + open + closing + 1
-	if a := lastWordBefore(text, at); a >= 0 && strings.EqualFold(leadingWord(text[a:]), "add") {
+	if a := wordBefore(text, at, "add"); a >= 0 {
 		return text[:a] + "FORCE" + text[end:], true
 	}
 	return dropListItem(text, at, end)
@@ -786,18 +785,16 @@ func alterColumnVisibility(text string, off int) (string, bool) {
 			return "", false
 		}
 	}
-	set := lastWordBefore(text, vis)
-	if set < 0 || !strings.EqualFold(leadingWord(text[set:]), "set") {
-		return "", false
+	set := wordBefore(text, vis, "set")
+	name := -1
+	if set >= 0 {
+		name = nameBefore(text, set)
 	}
-	alter := nameBefore(text, set)
-	if alter >= 0 {
-		alter = lastWordBefore(text, alter)
+	if c := wordBefore(text, name, "column"); c >= 0 {
+		name = c
 	}
-	if alter >= 0 && strings.EqualFold(leadingWord(text[alter:]), "column") {
-		alter = lastWordBefore(text, alter)
-	}
-	if alter < 0 || !strings.EqualFold(leadingWord(text[alter:]), "alter") {
+	alter := wordBefore(text, name, "alter")
+	if alter < 0 {
 		return "", false
 	}
 	return text[:alter] + "FORCE" + text[vis+len(leadingWord(text[vis:])):], true
@@ -980,6 +977,18 @@ func nationalType(lower string, i int) (kind string, end int) {
 		}
 	}
 	return "", 0
+}
+
+// wordBefore is where the word before text[at:] begins when it is word
+// (in any case), -1 otherwise or when at is -1.
+func wordBefore(text string, at int, word string) int {
+	if at < 0 {
+		return -1
+	}
+	if i := lastWordBefore(text, at); i >= 0 && strings.EqualFold(leadingWord(text[i:]), word) {
+		return i
+	}
+	return -1
 }
 
 // lastWordBefore is where the word before text[at:] begins (blanks
