@@ -936,14 +936,10 @@ func nameAt(lower string, i int) bool {
 		return true
 	}
 	old := nameBefore(lower, i)
-	if old < 0 {
-		return false
+	if c := wordBefore(lower, old, "column"); c >= 0 {
+		old = c
 	}
-	w := lastWordBefore(lower, old)
-	if word(w) == "column" {
-		w = lastWordBefore(lower, w)
-	}
-	return word(w) == "change"
+	return wordBefore(lower, old, "change") >= 0
 }
 
 // nationalType is the type ("CHAR" or "VARCHAR") of a national character
