@@ -1,6 +1,8 @@
 package binlogstream
 
 import (
+	"github.com/binlogstream/binlogstream/internal/tablemap"
+
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -176,7 +178,7 @@ func newTablePlan(tm *replication.TableMapEvent) *tablePlan {
 			mysql.MYSQL_TYPE_DATE, mysql.MYSQL_TYPE_YEAR, mysql.MYSQL_TYPE_ENUM, mysql.MYSQL_TYPE_SET,
 			mysql.MYSQL_TYPE_BLOB, mysql.MYSQL_TYPE_GEOMETRY, mysql.MYSQL_TYPE_VECTOR,
 			mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING, mysql.MYSQL_TYPE_STRING:
-		case typeBlobCompressed, typeVarcharCompressed:
+		case tablemap.TypeBlobCompressed, tablemap.TypeVarcharCompressed:
 			p.compressed = true
 		default:
 			return p // go-mysql's error for it
@@ -631,7 +633,7 @@ func (d *rowsDec) value(out *any, c *colPlan, data []byte) int {
 		return h + l
 	case mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING:
 		return d.stringValue(out, int(c.meta), data)
-	case typeBlobCompressed:
+	case tablemap.TypeBlobCompressed:
 		l, h := 0, int(c.meta)
 		if h < 1 || h > 4 {
 			return -1
@@ -645,7 +647,7 @@ func (d *rowsDec) value(out *any, c *colPlan, data []byte) int {
 		}
 		*out = d.box.bytes(v)
 		return h + l
-	case typeVarcharCompressed:
+	case tablemap.TypeVarcharCompressed:
 		l, h := int(data[0]), 1
 		if c.meta >= 256 {
 			l, h = int(binary.LittleEndian.Uint16(data)), 2

@@ -1,6 +1,8 @@
 package binlogstream
 
 import (
+	"github.com/binlogstream/binlogstream/internal/tablemap"
+
 	"bytes"
 	"slices"
 	"strconv"
@@ -138,7 +140,7 @@ func hasNames(tm *replication.TableMapEvent) bool {
 func positionalColumns(tm *replication.TableMapEvent, flavor string) []Column {
 	cols := make([]Column, tm.ColumnCount)
 	unsigned := tm.UnsignedMap()
-	colls := collationMap(tm, flavor)
+	colls := tablemap.CollationMap(tm, flavor)
 	if esc := tm.EnumSetCollationMap(); esc != nil {
 		if colls == nil {
 			colls = esc
@@ -325,11 +327,11 @@ func typeFromBinlog(c *Column, flavor string) {
 		if !isGeometryType(c.DataType) {
 			c.DataType = "geometry"
 		}
-	case mysql.MYSQL_TYPE_BLOB, typeBlobCompressed:
+	case mysql.MYSQL_TYPE_BLOB, tablemap.TypeBlobCompressed:
 		binary := c.Charset == "binary"
 		c.DataType = blobName(int(meta), binary)
-	case mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING, typeVarcharCompressed:
-		if c.BinlogType == typeVarcharCompressed {
+	case mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING, tablemap.TypeVarcharCompressed:
+		if c.BinlogType == tablemap.TypeVarcharCompressed {
 			meta-- // the compression header's byte
 		}
 		if c.Charset == "binary" {

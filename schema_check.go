@@ -1,6 +1,8 @@
 package binlogstream
 
 import (
+	"github.com/binlogstream/binlogstream/internal/tablemap"
+
 	"errors"
 	"fmt"
 	"strconv"
@@ -186,17 +188,17 @@ func checkColumn(c *Column, code byte, meta uint16) string {
 			return fmt.Sprintf("the binlog stores up to %d bytes, the declared type %d", stringFieldLength(meta), c.Length*w)
 		}
 	case "varchar", "varbinary":
-		if d := want(mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING, typeVarcharCompressed); d != "" {
+		if d := want(mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING, tablemap.TypeVarcharCompressed); d != "" {
 			return d
 		}
-		if code == typeVarcharCompressed {
+		if code == tablemap.TypeVarcharCompressed {
 			meta-- // the compression header's byte
 		}
 		if w := textWidth(c); w > 0 && int(meta) != c.Length*w {
 			return fmt.Sprintf("the binlog stores up to %d bytes, the declared type %d", meta, c.Length*w)
 		}
 	case "tinytext", "tinyblob", "text", "blob", "mediumtext", "mediumblob", "longtext", "longblob":
-		if d := want(mysql.MYSQL_TYPE_BLOB, typeBlobCompressed); d != "" {
+		if d := want(mysql.MYSQL_TYPE_BLOB, tablemap.TypeBlobCompressed); d != "" {
 			return d
 		}
 		if n := blobPackLenOf(c.DataType); int(meta) != n {

@@ -1,6 +1,8 @@
 package binlogstream
 
 import (
+	"github.com/binlogstream/binlogstream/internal/tablemap"
+
 	"errors"
 	"sync"
 
@@ -58,7 +60,7 @@ func (q *eventQueue) HandleEvent(e *replication.BinlogEvent) error {
 		size = int64(e.Header.EventSize)
 	}
 	if tm, ok := e.Event.(*replication.TableMapEvent); ok {
-		fixCompressedMeta(tm, e.RawData) // before the parser reads its rows
+		tablemap.FixCompressedMeta(tm, e.RawData) // before the parser reads its rows
 	}
 	q.mu.Lock()
 	for len(q.buf) > 0 && (len(q.buf) >= q.max || q.bytes+size > q.maxBytes) && q.err == nil {
