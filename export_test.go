@@ -3,6 +3,7 @@ package binlogstream
 import (
 	"context"
 	"fmt"
+	lcharset "github.com/binlogstream/binlogstream/internal/charset"
 
 	"github.com/sirupsen/logrus"
 	"unsafe"
@@ -145,7 +146,7 @@ func ListEvents(ctx context.Context, src *SyncerSource, from, to Position, page,
 
 // CollationName is collationName for a flavor: a collation id's charset
 // and collation names.
-func CollationName(flavor string, id uint64) (cs, coll string) { return collationNameFor(flavor, id) }
+func CollationName(flavor string, id uint64) (cs, coll string) { return lcharset.Names(flavor, id) }
 
 // SchemaHistoryForTest is the schema history alone, for tests that check
 // it against a server's information_schema statement by statement.

@@ -1,6 +1,7 @@
 package binlogstream
 
 import (
+	lcharset "github.com/binlogstream/binlogstream/internal/charset"
 	"github.com/binlogstream/binlogstream/internal/tablemap"
 
 	"errors"
@@ -230,7 +231,7 @@ func textWidth(c *Column) int {
 	case "binary", "varbinary":
 		return 1
 	}
-	return charsetWidth(c.Charset)
+	return lcharset.Width(c.Charset)
 }
 
 func enumSetPackLen(dt string, members int) int {

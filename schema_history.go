@@ -3,6 +3,7 @@ package binlogstream
 import (
 	"encoding/binary"
 	"fmt"
+	lcharset "github.com/binlogstream/binlogstream/internal/charset"
 	"maps"
 	"regexp"
 	"slices"
@@ -388,7 +389,7 @@ func renameCollation(text string, err error) (next, standIn, real string, ok boo
 		return "", "", "", false
 	}
 	b.WriteString(text[last:])
-	return b.String(), normCollation(standIn), normCollation(real), true
+	return b.String(), lcharset.NormalizeCollation(standIn), lcharset.NormalizeCollation(real), true
 }
 
 // asciiLower lower-cases the ASCII letters of s only, so that offsets
@@ -1234,31 +1235,16 @@ func (h *schemaHistory) move(from, to tableKey) {
 func charsetOfOption(isCharset, isCollate bool, value, cur string) string {
 	switch {
 	case isCharset:
-		return normCharset(strings.ToLower(value))
+		return lcharset.Normalize(strings.ToLower(value))
 	case isCollate:
 		if c, err := charset.GetCollationByName(strings.ToLower(value)); err == nil {
-			return normCharset(c.CharsetName)
+			return lcharset.Normalize(c.CharsetName)
 		}
 		if i := strings.IndexByte(value, '_'); i > 0 {
-			return normCharset(strings.ToLower(value[:i]))
+			return lcharset.Normalize(strings.ToLower(value[:i]))
 		}
 	}
 	return cur
-}
-
-// normCharset names utf8 as MariaDB 10.6+ and MySQL 8 do.
-func normCharset(cs string) string {
-	if cs == "utf8" {
-		return "utf8mb3"
-	}
-	return cs
-}
-
-func normCollation(c string) string {
-	if strings.HasPrefix(c, "utf8_") {
-		return "utf8mb3_" + c[5:]
-	}
-	return c
 }
 
 func (h *schemaHistory) defaultCharset(k tableKey, opts []*ast.TableOption) string {
@@ -1354,7 +1340,7 @@ func (h *schemaHistory) column(cd *ast.ColumnDef, t *histTable) (Column, bool) {
 		// JSON's utf8mb4_bin, nor the BINARY attribute's
 		c.Collation = h.realCollation(c.Collation)
 	}
-	if isTextType(c.DataType) && c.Collation == "" && c.Charset == normCharset(t.charset) && !namesCharset(cd) {
+	if isTextType(c.DataType) && c.Collation == "" && c.Charset == lcharset.Normalize(t.charset) && !namesCharset(cd) {
 		c.Collation = t.collation
 	}
 	return c, pk
@@ -1363,7 +1349,7 @@ func (h *schemaHistory) column(cd *ast.ColumnDef, t *histTable) (Column, bool) {
 // realCollation is a collation's name as the history keeps it, the real
 // one of a stand-in's (renameCollation).
 func (h *schemaHistory) realCollation(name string) string {
-	name = normCollation(strings.ToLower(name))
+	name = lcharset.NormalizeCollation(strings.ToLower(name))
 	if real, ok := h.notes.collations[name]; ok {
 		return real
 	}
@@ -1497,12 +1483,12 @@ func columnFromDef(cd *ast.ColumnDef, tableCharset string) (Column, bool) {
 			cs = tableCharset
 		}
 		if pmysql.HasBinaryFlag(ft.GetFlag()) && !binary && coll == "" && cs != "" {
-			coll = normCharset(cs) + "_bin" // the BINARY attribute: the charset's binary collation
+			coll = lcharset.Normalize(cs) + "_bin" // the BINARY attribute: the charset's binary collation
 		}
-		c.Charset = normCharset(cs)
+		c.Charset = lcharset.Normalize(cs)
 		// Without a COLLATE the collation is the charset's default on the
 		// server (or the table's, see schemaHistory.column): not known here.
-		c.Collation = normCollation(strings.ToLower(coll))
+		c.Collation = lcharset.NormalizeCollation(strings.ToLower(coll))
 	}
 	if c.DataType == "json" {
 		c.Charset, c.Collation = "utf8mb4", "utf8mb4_bin"
@@ -1524,7 +1510,7 @@ func widenVarchar(c *Column) {
 		return
 	}
 	binary := c.DataType == "varbinary" || c.Charset == "binary"
-	w := charsetWidth(c.Charset)
+	w := lcharset.Width(c.Charset)
 	if binary {
 		w = 1
 	}
@@ -2017,7 +2003,7 @@ func (t *histTable) convertTo(cs, coll string, how []defined) {
 			if isTextType(c.DataType) && c.Charset != "binary" || c.DataType == "json" {
 				c.Charset, c.Collation = cs, coll
 				if how[i] == definedBinary {
-					c.Collation = normCharset(cs) + "_bin"
+					c.Collation = lcharset.Normalize(cs) + "_bin"
 				}
 				widenVarchar(c)
 				c.Type = formatType(c)
@@ -2033,7 +2019,7 @@ func (t *histTable) convertTo(cs, coll string, how []defined) {
 		if !isTextType(c.DataType) || c.Charset == "binary" {
 			continue
 		}
-		if oldW, newW := charsetWidth(c.Charset), charsetWidth(cs); oldW > 0 && newW > oldW {
+		if oldW, newW := lcharset.Width(c.Charset), lcharset.Width(cs); oldW > 0 && newW > oldW {
 			c.DataType = widerText(c.DataType, oldW, newW)
 		}
 		c.Charset, c.Collation = cs, coll
@@ -2149,10 +2135,10 @@ func clientCollation(vars []byte) uint64 {
 // client charset it was sent in (cs): the server reads names in it that
 // way. Text that does not decode is returned as it is.
 func statementText(q []byte, cs string) string {
-	if isUTF8Charset(cs) || cs == "binary" || isASCII(string(q)) {
+	if lcharset.IsUTF8(cs) || cs == "binary" || lcharset.IsASCII(string(q)) {
 		return string(q)
 	}
-	if s, ok := decodeText(q, cs).(string); ok && !strings.ContainsRune(s, utf8.RuneError) {
+	if s, ok := lcharset.Decode(q, cs); ok && !strings.ContainsRune(s, utf8.RuneError) {
 		return s
 	}
 	return string(q)

@@ -2,6 +2,7 @@ package binlogstream
 
 import (
 	"fmt"
+	lcharset "github.com/binlogstream/binlogstream/internal/charset"
 	"math/rand/v2"
 	"path/filepath"
 	"strings"
@@ -535,7 +536,7 @@ func TestServerCollationFromStatusVars(t *testing.T) {
 	require.Equal(t, uint64(45), serverCollation(vars))
 	require.Equal(t, uint64(0x54200004), sqlModeOf(vars), "ANSI_QUOTES and MariaDB 10.11's default")
 	require.Zero(t, sqlModeOf(vars[:10]), "truncated")
-	cs, coll := collationName(45)
+	cs, coll := lcharset.Names("mysql", 45)
 	require.Equal(t, "utf8mb4", cs)
 	require.Equal(t, "utf8mb4_general_ci", coll)
 	require.Zero(t, serverCollation([]byte{12, 1, 'd', 0, 4, 1, 0, 1, 0, 8, 0}), "an unknown-length code first: not read")

@@ -2,6 +2,7 @@ package binlogstream
 
 import (
 	"fmt"
+	lcharset "github.com/binlogstream/binlogstream/internal/charset"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -82,7 +83,7 @@ func (t *histTable) classify(k *uniqueKey) (hash, sure bool) {
 		c := t.cols[i]
 		lo, hi := 1, 1 // binary strings
 		if c.Charset != "binary" && c.DataType != "binary" && c.DataType != "varbinary" {
-			if w := charsetWidth(c.Charset); w > 0 {
+			if w := lcharset.Width(c.Charset); w > 0 {
 				lo, hi = w, w
 			} else {
 				lo, hi = 1, 4

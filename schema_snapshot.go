@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	lcharset "github.com/binlogstream/binlogstream/internal/charset"
 	"strconv"
 	"strings"
 	"time"
@@ -543,7 +544,7 @@ func implicitVersioning(conn *client.Conn, schema, table string) (bool, error) {
 func columnFromInfoSchema(r []string) Column {
 	num := func(s string) int { n, _ := strconv.Atoi(s); return n }
 	c := Column{Name: r[0], DataType: r[1], Unsigned: strings.Contains(r[2], " unsigned"),
-		Charset: normCharset(r[7]), Collation: normCollation(r[8]), Nullable: r[9] == "YES"}
+		Charset: lcharset.Normalize(r[7]), Collation: lcharset.NormalizeCollation(r[8]), Nullable: r[9] == "YES"}
 	switch c.DataType {
 	case "char", "varchar", "binary", "varbinary":
 		c.Length = num(r[3])

@@ -3,6 +3,7 @@ package binlogstream
 import (
 	"bytes"
 	"fmt"
+	lcharset "github.com/binlogstream/binlogstream/internal/charset"
 	"slices"
 	"strings"
 
@@ -123,8 +124,8 @@ func histTableOf(st SnapshotTable) *histTable {
 // client charset it was sent in (statementText).
 func queryText(e *replication.QueryEvent, flavor string) string {
 	if id := clientCollation(e.StatusVars); id != 0 {
-		cs, _ := collationNameFor(flavor, id)
-		return statementText(e.Query, normCharset(cs))
+		cs, _ := lcharset.Names(flavor, id)
+		return statementText(e.Query, lcharset.Normalize(cs))
 	}
 	return string(e.Query)
 }
@@ -318,8 +319,8 @@ func (st *schemaTracker) observe(be *replication.BinlogEvent, d *decision) (*Tab
 		st.hist.version++
 		rec.SQLMode = sqlModeOf(e.StatusVars) & uint64(parserModes)
 		if id := serverCollation(e.StatusVars); id != 0 {
-			if cs, _ := collationNameFor(st.flavor, id); cs != "" {
-				rec.ServerCharset = normCharset(cs)
+			if cs, _ := lcharset.Names(st.flavor, id); cs != "" {
+				rec.ServerCharset = lcharset.Normalize(cs)
 			}
 		}
 		if _, err := st.hist.applyRecord(rec); err != nil {
