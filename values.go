@@ -1,13 +1,13 @@
 package binlogstream
 
 import (
-	"github.com/binlogstream/binlogstream/internal/charset"
-
 	"encoding/binary"
 	"fmt"
 	"net/netip"
 	"strings"
 
+	"github.com/binlogstream/binlogstream/internal/charset"
+	"github.com/binlogstream/binlogstream/internal/schema"
 	"github.com/go-mysql-org/go-mysql/replication"
 )
 
@@ -198,7 +198,7 @@ func (t *Table) Value(i int, raw any) any {
 			return raw
 		}
 	default:
-		if isGeometryType(c.DataType) {
+		if schema.IsGeometryType(c.DataType) {
 			if b := asBytes(raw); len(b) >= 4 {
 				return Geometry{SRID: binary.LittleEndian.Uint32(b), WKB: b[4:]}
 			}
