@@ -15,8 +15,8 @@ import (
 
 // Names maps a collation id of a server of flavor (go-mysql's
 // mysql.MariaDBFlavor numbers them as MariaDB does, any other as MySQL) to
-// its charset and collation names (utf8mb3 for utf8, as the servers name it
-// now), or "" and "#ID" when the id is unknown.
+// its charset and collation names (utf8mb3 for utf8, as MariaDB 10.6+
+// and MySQL 8 name it), or "" and "#ID" when the id is unknown.
 func Names(flavor string, id uint64) (cs, coll string) {
 	if flavor == mysql.MariaDBFlavor {
 		if cs, coll, ok := mariadbCollation(id); ok {

@@ -10,7 +10,7 @@ import (
 
 // ColumnTypeMark begins the only member of the ENUM that stands for a
 // column type the TiDB parser does not know (MariaDB's UUID, INET6 and
-// INET4; the spatial types); columnFromDef reads the type back from it.
+// INET4; the spatial types); the schema history reads the type back from it.
 const ColumnTypeMark = "\x1fbinlogstream-type:"
 
 // unknownColumnTypes are the column types the TiDB parser does not know,
@@ -40,17 +40,17 @@ var unknownColumnTypes = map[string]bool{
 //   - a DEFAULT (expression) the parser cannot read goes whole, and
 //     ALGORITHM=NOCOPY becomes ALGORITHM=INPLACE;
 //   - MariaDB's system versioning goes, noted in notes (see Notes and
-//     histTable.versioned): [WITH|WITHOUT|ADD|DROP] SYSTEM VERSIONING,
+//     the schema history's versioned tables): [WITH|WITHOUT|ADD|DROP] SYSTEM VERSIONING,
 //     [GENERATED ALWAYS] AS ROW START|END, PERIOD FOR name (start, end);
 //   - COMPRESSED[=zlib] goes (the column keeps its type; the binlog gives
-//     it a type code of its own, which checkColumn takes);
+//     it a type code of its own, which the Table_map check takes);
 //   - BYTE, ASCII and UNICODE (MariaDB) become CHARACTER SET binary,
 //     latin1 and ucs2; MySQL 8's column [SECONDARY_]ENGINE_ATTRIBUTE and
 //     ALTER [COLUMN] c SET [IN]VISIBLE go;
 //   - an application-time period's DROP PERIOD FOR name goes, and a key's
 //     "period WITHOUT OVERLAPS" becomes the period's end and start columns;
 //   - MariaDB's CONVERT PARTITION p TO TABLE t and CONVERT TABLE t TO
-//     PARTITION ... go, noted (see schemaHistory.convertPartition).
+//     PARTITION ... go, noted (Notes.ConvertTo, Notes.ConvertFrom).
 //
 // Anything else is left to fail. A syntax error gives where the parser
 // stopped: its "near" text is the statement from there on (its length,
@@ -333,7 +333,7 @@ func withoutOverlaps(text string, off int, rest string, notes *Notes) (string, b
 // or CONVERT TABLE name TO PARTITION ... (at c: CONVERT; w is the word
 // after it, after the text after w) as FORCE, noting name: the altered
 // table's columns stay, name is created or goes (see
-// schemaHistory.convertPartition).
+// the schema history's convertPartition).
 func convertPartition(text string, c int, w, after string, notes *Notes) (string, bool) {
 	words := func(s string, want ...string) (string, bool) {
 		for _, x := range want {

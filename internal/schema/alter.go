@@ -184,7 +184,7 @@ func (h *History) alterTable(db string, s *ast.AlterTableStmt, ch *Change) error
 // convertPartition applies MariaDB's ALTER TABLE k CONVERT PARTITION p TO
 // TABLE name (name is created with k's columns, t; unknown when t is
 // nil) and CONVERT TABLE name TO PARTITION p (name is gone), which
-// parseRewriting noted.
+// ddl.Parse noted.
 func (h *History) convertPartition(db string, k ddl.Key, t *Table, ch *Change) {
 	if h.notes.ConvertTo != "" {
 		to := ddl.KeyOfName(db, h.notes.ConvertTo)

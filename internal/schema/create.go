@@ -191,7 +191,7 @@ func columnFromDef(cd *ast.ColumnDef, tableCharset string) (Column, bool) {
 		c.DataType = "geometry"
 	case pmysql.TypeEnum:
 		c.DataType, c.Elems = "enum", ft.GetElems()
-		if len(c.Elems) == 1 && strings.HasPrefix(c.Elems[0], ddl.ColumnTypeMark) { // see rewriteAtError
+		if len(c.Elems) == 1 && strings.HasPrefix(c.Elems[0], ddl.ColumnTypeMark) { // see ddl.Parse
 			c.DataType, c.Elems = strings.TrimPrefix(c.Elems[0], ddl.ColumnTypeMark), nil
 			c.Type = FormatType(&c)
 			return c, pk

@@ -89,7 +89,7 @@ func TestSchemaHistoryDDL(t *testing.T) {
 
 // TestSchemaHistoryColumnSyntax: column types and attributes of MariaDB
 // (and MySQL 8) that the TiDB parser does not know are read with the
-// columns as written (rewriteAtError); what it cannot place (automatic
+// columns as written (ddl.Parse's rewrites); what it cannot place (automatic
 // SYSTEM_TIME partitioning, a compression it does not know) still leaves
 // the table unknown.
 func TestSchemaHistoryColumnSyntax(t *testing.T) {
@@ -530,7 +530,7 @@ func TestSchemaHistoryConvertAndTemporary(t *testing.T) {
 }
 
 // columnSyntaxCase builds a CREATE TABLE from choices: columns whose
-// names include the words rewriteAtError acts on, of types the TiDB
+// names include the words ddl.Parse rewrites, of types the TiDB
 // parser knows and does not, with attributes and indexes it does and does
 // not know, and comments that hold those words; and the "name type" list
 // the history must read from it.
