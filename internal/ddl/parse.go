@@ -15,7 +15,9 @@ import (
 
 // Parse parses with the TiDB parser (go-mysql's own dependency),
 // turning its panics (on some inputs) into errors. MariaDB's
-// CREATE OR REPLACE TABLE is read as DROP + CREATE.
+// CREATE OR REPLACE TABLE is read as DROP + CREATE. Syntax the parser
+// does not know is rewritten first (see Notes for what that takes out);
+// mode holds the sql_mode flags the statement ran under (ParserModes).
 func Parse(sql string, mode pmysql.SQLMode) (stmts []ast.StmtNode, notes Notes, err error) {
 	defer func() {
 		if r := recover(); r != nil {

@@ -283,7 +283,8 @@ func blobPackLen(n int) int {
 	return 4
 }
 
-// IsTextType: the types that carry a charset (binary strings included).
+// IsTextType reports whether dt is a type that carries a charset (binary
+// strings included).
 func IsTextType(dt string) bool {
 	switch dt {
 	case "char", "varchar", "binary", "varbinary", "enum", "set",

@@ -126,12 +126,14 @@ type Change struct {
 // history (an ALTER of a column it does not have): the history is then
 // not the server's.
 type Contradiction struct {
-	Err       error
+	Err       error  // how the statement contradicts the history
 	Statement string // the statement, shortened (ddl.Truncate)
 }
 
+// Error is the contradiction and the statement.
 func (e *Contradiction) Error() string { return fmt.Sprintf("%v (statement: %s)", e.Err, e.Statement) }
 
+// Unwrap is Err.
 func (e *Contradiction) Unwrap() error { return e.Err }
 
 // Apply advances the history by one DDL statement run with default
@@ -352,6 +354,8 @@ var sequenceTable = sync.OnceValue(func() *Table {
 	return t
 })
 
+// DropDatabase forgets database name and every table the history knows,
+// or holds as unknown, in it.
 func (h *History) DropDatabase(name string) {
 	delete(h.DBs, name)
 	for k := range h.Tables {
@@ -383,6 +387,9 @@ func (h *History) move(from, to ddl.Key) {
 	}
 }
 
+// CharsetOfOption is the charset a CHARACTER SET value (isCharset) or a
+// COLLATE value (isCollate: its collation's charset, else the name's
+// first part) names, utf8 named utf8mb3; cur when it is neither.
 func CharsetOfOption(isCharset, isCollate bool, value, cur string) string {
 	switch {
 	case isCharset:

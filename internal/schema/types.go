@@ -50,6 +50,7 @@ func PositionalColumns(tm *replication.TableMapEvent, flavor string) []Column {
 // geometryTypes names the Table_map's geometry subtypes (MINIMAL, FULL).
 var geometryTypes = [...]string{"geometry", "point", "linestring", "polygon", "multipoint", "multilinestring", "multipolygon", "geometrycollection"}
 
+// IsGeometryType reports whether dt names a spatial type.
 func IsGeometryType(dt string) bool {
 	for _, g := range geometryTypes {
 		if dt == g {
