@@ -3,11 +3,13 @@ package binlogstream
 import (
 	"context"
 	"fmt"
-
-	"github.com/sirupsen/logrus"
 	"unsafe"
 
+	"github.com/binlogstream/binlogstream/internal/charset"
+	"github.com/binlogstream/binlogstream/internal/ddl"
+	"github.com/binlogstream/binlogstream/internal/schema"
 	"github.com/go-mysql-org/go-mysql/replication"
+	"github.com/sirupsen/logrus"
 )
 
 // Test seams: the pure tracker, for tests that feed it events directly.
@@ -143,24 +145,24 @@ func ListEvents(ctx context.Context, src *SyncerSource, from, to Position, page,
 	return out, nil
 }
 
-// CollationName is collationName for a flavor: a collation id's charset
+// CollationName is charset.Names: a collation id's charset
 // and collation names.
-func CollationName(flavor string, id uint64) (cs, coll string) { return collationNameFor(flavor, id) }
+func CollationName(flavor string, id uint64) (cs, coll string) { return charset.Names(flavor, id) }
 
 // SchemaHistoryForTest is the schema history alone, for tests that check
 // it against a server's information_schema statement by statement.
-type SchemaHistoryForTest struct{ h *schemaHistory }
+type SchemaHistoryForTest struct{ h *schema.History }
 
 func NewSchemaHistoryForTest(serverCharset string) *SchemaHistoryForTest {
-	h := newSchemaHistory()
-	h.serverCharset = serverCharset
+	h := schema.NewHistory()
+	h.ServerCharset = serverCharset
 	return &SchemaHistoryForTest{h}
 }
 
 // Apply applies one DDL statement run with default database db.
 func (x *SchemaHistoryForTest) Apply(db, sql string) error {
-	_, err := x.h.apply(db, sql)
-	return err
+	_, err := x.h.Apply(db, sql)
+	return historyError(err)
 }
 
 // Diff says how the history's tables of database db differ from the
@@ -175,22 +177,22 @@ func (x *SchemaHistoryForTest) Diff(s *SchemaSnapshot, db string) (diffs, unknow
 			continue
 		}
 		seen[st.Name] = true
-		k := tableKey{st.Schema, st.Name}
-		want, got := histTableOf(st), x.h.tables[k]
+		k := ddl.Key{Schema: st.Schema, Name: st.Name}
+		want, got := histTableOf(st), x.h.Tables[k]
 		if got == nil {
-			if why, ok := x.h.unknown[k]; ok {
+			if why, ok := x.h.Unknown[k]; ok {
 				unknown = append(unknown, st.Name+": "+why)
 			} else {
 				diffs = append(diffs, st.Name+": not in the history")
 			}
 			continue
 		}
-		if len(got.cols) != len(want.cols) {
-			diffs = append(diffs, fmt.Sprintf("%s: %d columns in the history, %d on the server", st.Name, len(got.cols), len(want.cols)))
+		if len(got.Columns()) != len(want.Columns()) {
+			diffs = append(diffs, fmt.Sprintf("%s: %d columns in the history, %d on the server", st.Name, len(got.Columns()), len(want.Columns())))
 			continue
 		}
-		for i, w := range want.cols {
-			g := got.cols[i]
+		for i, w := range want.Columns() {
+			g := got.Columns()[i]
 			gt := g.Type
 			if g.DataType == "json" && w.DataType == "longtext" {
 				gt = w.Type
@@ -201,19 +203,19 @@ func (x *SchemaHistoryForTest) Diff(s *SchemaSnapshot, db string) (diffs, unknow
 					g.Name, g.Type, g.Charset, g.Collation, w.Name, w.Type, w.Charset, w.Collation))
 			}
 		}
-		if fmt.Sprint(got.rowPK()) != fmt.Sprint(want.rowPK()) {
-			diffs = append(diffs, fmt.Sprintf("%s: primary key %v in the history, %v on the server", st.Name, got.rowPK(), want.rowPK()))
+		if fmt.Sprint(got.RowPK()) != fmt.Sprint(want.RowPK()) {
+			diffs = append(diffs, fmt.Sprintf("%s: primary key %v in the history, %v on the server", st.Name, got.RowPK(), want.RowPK()))
 		}
-		if got.hashKeys() != want.hashKeys() {
-			diffs = append(diffs, fmt.Sprintf("%s: %d long unique keys in the history, %d on the server", st.Name, got.hashKeys(), want.hashKeys()))
+		if got.HashKeys() != want.HashKeys() {
+			diffs = append(diffs, fmt.Sprintf("%s: %d long unique keys in the history, %d on the server", st.Name, got.HashKeys(), want.HashKeys()))
 		}
-		if got.versioned != want.versioned {
-			diffs = append(diffs, fmt.Sprintf("%s: implicit system versioning %v in the history, %v on the server", st.Name, got.versioned, want.versioned))
+		if got.Versioned() != want.Versioned() {
+			diffs = append(diffs, fmt.Sprintf("%s: implicit system versioning %v in the history, %v on the server", st.Name, got.Versioned(), want.Versioned()))
 		}
 	}
-	for k := range x.h.tables {
-		if k.schema == db && !seen[k.name] {
-			diffs = append(diffs, k.name+": in the history, not on the server")
+	for k := range x.h.Tables {
+		if k.Schema == db && !seen[k.Name] {
+			diffs = append(diffs, k.Name+": in the history, not on the server")
 		}
 	}
 	return diffs, unknown
@@ -225,9 +227,9 @@ func (x *SchemaHistoryForTest) Diff(s *SchemaSnapshot, db string) (diffs, unknow
 // error.
 func (x *SchemaHistoryForTest) ApplyListed(info string, errorCode uint16) error {
 	db, query := parseQueryInfo(info)
-	if !isDDLText([]byte(query)) {
+	if !ddl.IsDDL([]byte(query)) {
 		return nil
 	}
-	_, err := x.h.applyRecord(&SchemaRecord{Database: db, Statement: query, ErrorCode: errorCode})
+	_, err := applyRecord(x.h, &SchemaRecord{Database: db, Statement: query, ErrorCode: errorCode})
 	return err
 }

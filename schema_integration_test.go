@@ -410,7 +410,7 @@ func TestIntegrationSchemaTypes(t *testing.T) {
 		s.Exec(t, "USE d", "CREATE TABLE live "+schemaTypesColumns,
 			"INSERT INTO snap (i, id, js) VALUES (1, 1, '{}')", "INSERT INTO live (i, id, js) VALUES (1, 1, '[]')",
 			"INSERT INTO ex VALUES (UUID(), '::1', '10.0.0.1', POINT(1,2), POINT(3,4), 1)",
-			// Column syntax the TiDB parser does not know (rewriteAtError).
+			// Column syntax the TiDB parser does not know (ddl.Parse's rewrites).
 			"CREATE TABLE ex2 (u UUID, n INT, i6 INET6, i4 INET4 INVISIBLE, g POINT REF_SYSTEM_ID=4326 NOT NULL, SPATIAL INDEX (g), KEY (n) IGNORED, "+
 				"c1 VARCHAR(10) COLLATE utf8mb4_uca1400_ai_ci, c2 CHAR(3) CHARACTER SET latin1 COLLATE latin1_swedish_nopad_ci)",
 			"ALTER TABLE ex2 ADD COLUMN gc GEOMETRYCOLLECTION AFTER u, ADD COLUMN ln LINESTRING INVISIBLE",

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/binlogstream/binlogstream/internal/ddl"
+	"github.com/binlogstream/binlogstream/internal/schema"
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 	"github.com/sirupsen/logrus"
@@ -56,15 +58,15 @@ func findPrescan(recs []SchemaRecord, s *SchemaSnapshot, r ResumePosition) *Sche
 
 // installUntouched adds the snapshot's tables no DDL touches between the
 // prescan's start and the snapshot.
-func (h *schemaHistory) installUntouched(s *SchemaSnapshot, p *SchemaPrescan) {
+func installUntouched(h *schema.History, s *SchemaSnapshot, p *SchemaPrescan) {
 	for _, st := range s.Tables {
 		if slices.Contains(p.Databases, st.Schema) || slices.Contains(p.Tables, [2]string{st.Schema, st.Name}) {
 			continue
 		}
-		if _, ok := h.dbs[st.Schema]; !ok && !slices.Contains(p.Databases, st.Schema) {
-			h.dbs[st.Schema] = s.Databases[st.Schema]
+		if _, ok := h.DBs[st.Schema]; !ok && !slices.Contains(p.Databases, st.Schema) {
+			h.DBs[st.Schema] = s.Databases[st.Schema]
 		}
-		h.tables[tableKey{st.Schema, st.Name}] = histTableOf(st)
+		h.Tables[ddl.Key{Schema: st.Schema, Name: st.Name}] = histTableOf(st)
 	}
 }
 
@@ -153,37 +155,37 @@ func streamedPrescan(ctx context.Context, src Source, from ResumePosition, snap 
 // prescanning collects what the DDL statements of a prescan touch.
 type prescanning struct {
 	*SchemaPrescan
-	scratch *schemaHistory
+	scratch *schema.History
 }
 
 func newPrescan(from ResumePosition, snap *SchemaSnapshot) prescanning {
 	return prescanning{
 		SchemaPrescan: &SchemaPrescan{From: from, SnapshotAt: snap.Position, SnapshotExecuted: snap.Executed},
-		scratch:       newSchemaHistory(),
+		scratch:       schema.NewHistory(),
 	}
 }
 
 // add notes the tables and databases a statement run with default
 // database db touches, when it is DDL, and returns the tables.
-func (p prescanning) add(db, query string) []tableKey {
-	if !isDDLText([]byte(query)) {
+func (p prescanning) add(db, query string) []ddl.Key {
+	if !ddl.IsDDL([]byte(query)) {
 		return nil
 	}
-	ch, err := p.scratch.apply(db, query)
+	ch, err := p.scratch.Apply(db, query)
 	if err != nil { // a contradiction in a history that starts empty: use the names alone
-		ch.touched = append(ch.touched, ddlTargets(db, query)...)
+		ch.Touched = append(ch.Touched, ddl.Targets(db, query)...)
 	}
-	for _, k := range ch.touched {
-		if !slices.Contains(p.Tables, [2]string{k.schema, k.name}) {
-			p.Tables = append(p.Tables, [2]string{k.schema, k.name})
+	for _, k := range ch.Touched {
+		if !slices.Contains(p.Tables, [2]string{k.Schema, k.Name}) {
+			p.Tables = append(p.Tables, [2]string{k.Schema, k.Name})
 		}
 	}
-	for _, db := range ch.dbs {
+	for _, db := range ch.DBs {
 		if !slices.Contains(p.Databases, db) {
 			p.Databases = append(p.Databases, db)
 		}
 	}
-	return ch.touched
+	return ch.Touched
 }
 
 // note is add for a statement as a statement list gives it: the text
@@ -192,13 +194,13 @@ func (p prescanning) add(db, query string) []tableKey {
 // names a table without its database cannot be placed: an error.
 func (p prescanning) note(info string) error {
 	db, query := parseQueryInfo(info)
-	if !utf8.ValidString(query) && isDDLText([]byte(query)) {
+	if !utf8.ValidString(query) && ddl.IsDDL([]byte(query)) {
 		// sent in another charset, which only the binlog's event says
-		return fmt.Errorf("the statement %q is listed in a charset other than UTF-8", truncateSQL(strings.ToValidUTF8(query, "?")))
+		return fmt.Errorf("the statement %q is listed in a charset other than UTF-8", ddl.Truncate(strings.ToValidUTF8(query, "?")))
 	}
 	for _, k := range p.add(db, query) {
-		if k.schema == "" {
-			return fmt.Errorf("the statement %q is listed without its default database", truncateSQL(query))
+		if k.Schema == "" {
+			return fmt.Errorf("the statement %q is listed without its default database", ddl.Truncate(query))
 		}
 	}
 	return nil

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/binlogstream/binlogstream/internal/charset"
+	"github.com/binlogstream/binlogstream/internal/ddl"
+	"github.com/binlogstream/binlogstream/internal/schema"
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
 )
@@ -464,11 +467,11 @@ func readSchema(conn *client.Conn, databases []string) (*SchemaSnapshot, error) 
 		"WHERE TABLE_TYPE IN ('BASE TABLE','SYSTEM VERSIONED','SEQUENCE') AND "+tableWhere+" ORDER BY TABLE_SCHEMA, TABLE_NAME"); err != nil {
 		return nil, err
 	}
-	index := map[tableKey]int{}
+	index := map[ddl.Key]int{}
 	for _, r := range rows {
 		t := SnapshotTable{Schema: r[0], Name: r[1], Engine: r[4], Partitioned: strings.Contains(r[5], "partitioned")}
 		if coll := r[2]; coll != "" {
-			t.Charset = charsetOfOption(false, true, coll, "")
+			t.Charset = schema.CharsetOfOption(false, true, coll, "")
 		}
 		if r[3] == "SYSTEM VERSIONED" {
 			// Its row start and end columns are in COLUMNS when declared,
@@ -478,7 +481,7 @@ func readSchema(conn *client.Conn, databases []string) (*SchemaSnapshot, error) 
 				return nil, err
 			}
 		}
-		index[tableKey{t.Schema, t.Name}] = len(snap.Tables)
+		index[ddl.Key{Schema: t.Schema, Name: t.Name}] = len(snap.Tables)
 		snap.Tables = append(snap.Tables, t)
 	}
 	if rows, err = queryStrings(conn, "SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, LOWER(DATA_TYPE), LOWER(COLUMN_TYPE), "+
@@ -488,7 +491,7 @@ func readSchema(conn *client.Conn, databases []string) (*SchemaSnapshot, error) 
 		return nil, err
 	}
 	for _, r := range rows {
-		i, ok := index[tableKey{r[0], r[1]}]
+		i, ok := index[ddl.Key{Schema: r[0], Name: r[1]}]
 		if !ok {
 			continue // a view
 		}
@@ -502,7 +505,7 @@ func readSchema(conn *client.Conn, databases []string) (*SchemaSnapshot, error) 
 		return nil, err
 	}
 	for _, r := range rows {
-		i, ok := index[tableKey{r[0], r[1]}]
+		i, ok := index[ddl.Key{Schema: r[0], Name: r[1]}]
 		if !ok {
 			continue
 		}
@@ -543,7 +546,7 @@ func implicitVersioning(conn *client.Conn, schema, table string) (bool, error) {
 func columnFromInfoSchema(r []string) Column {
 	num := func(s string) int { n, _ := strconv.Atoi(s); return n }
 	c := Column{Name: r[0], DataType: r[1], Unsigned: strings.Contains(r[2], " unsigned"),
-		Charset: normCharset(r[7]), Collation: normCollation(r[8]), Nullable: r[9] == "YES"}
+		Charset: charset.Normalize(r[7]), Collation: charset.NormalizeCollation(r[8]), Nullable: r[9] == "YES"}
 	switch c.DataType {
 	case "char", "varchar", "binary", "varbinary":
 		c.Length = num(r[3])
@@ -556,13 +559,13 @@ func columnFromInfoSchema(r []string) Column {
 	case "enum", "set":
 		c.Elems = parseEnumMembers(r[2])
 	}
-	if isTextType(c.DataType) && c.Charset == "" {
+	if schema.IsTextType(c.DataType) && c.Charset == "" {
 		c.Charset, c.Collation = "binary", "binary"
 	}
 	extra := r[10]
 	c.Generated = strings.Contains(extra, "GENERATED") || strings.Contains(extra, "VIRTUAL") ||
 		strings.Contains(extra, "PERSISTENT") || strings.Contains(extra, "STORED")
-	c.Type = formatType(&c)
+	c.Type = schema.FormatType(&c)
 	return c
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/binlogstream/binlogstream/internal/ddl"
 	"github.com/go-mysql-org/go-mysql/replication"
 )
 
@@ -144,7 +145,7 @@ func (l *schemaLog) append(rec SchemaRecord) error {
 		if stmt, ok := l.stmts[k]; ok {
 			if asStored(stmt) != asStored(rec.Statement) {
 				return fmt.Errorf("%w: the binlog has %q at %s, the stored history %q there: the history belongs to another binlog",
-					ErrSchemaHistory, truncateSQL(rec.Statement), rec.End, truncateSQL(stmt))
+					ErrSchemaHistory, ddl.Truncate(rec.Statement), rec.End, ddl.Truncate(stmt))
 			}
 			return nil
 		}

@@ -3,12 +3,14 @@ package binlogstream
 import (
 	"bytes"
 	"fmt"
-	"slices"
 	"strings"
 
+	"github.com/binlogstream/binlogstream/internal/charset"
+	"github.com/binlogstream/binlogstream/internal/ddl"
+	"github.com/binlogstream/binlogstream/internal/queryevent"
+	"github.com/binlogstream/binlogstream/internal/schema"
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
-	pmysql "github.com/pingcap/tidb/pkg/parser/mysql"
 )
 
 // SchemaSnapshot is the definition of the streamed databases' tables at
@@ -45,7 +47,8 @@ type SnapshotTable struct {
 	// each have a hidden column at the end of every row image.
 	Engine     string        `json:"engine,omitempty"`
 	UniqueKeys []SnapshotKey `json:"unique_keys,omitempty"`
-	// Partitioned: the table is partitioned (see histTable.partitioned).
+	// Partitioned: the table is partitioned (PARTITION BY), on which it
+	// depends whether a long unique key stays one through ALTER TABLE.
 	Partitioned bool `json:"partitioned,omitempty"`
 }
 
@@ -96,61 +99,56 @@ func (r *SchemaRecord) key() string {
 }
 
 // histTableOf is a snapshot table as the history holds it.
-func histTableOf(st SnapshotTable) *histTable {
-	t := &histTable{cols: slices.Clone(st.Columns), pk: st.PrimaryKey, charset: st.Charset, versioned: st.SystemVersioned}
-	if t.versioned && len(t.pk) > 1 && t.pk[len(t.pk)-1] == implicitRowEnd.Name {
-		t.pk = t.pk[:len(t.pk)-1] // rowPK adds it back
-	}
-	t.engine, t.partitioned = st.Engine, st.Partitioned
+func histTableOf(st SnapshotTable) *schema.Table {
+	t := schema.FromSnapshot(st.Columns, st.PrimaryKey, st.Charset, st.SystemVersioned, st.Engine, st.Partitioned)
 	for _, k := range st.UniqueKeys {
-		u := uniqueKey{name: k.Name, hash: k.Hash}
-		for i, c := range k.Columns {
-			p := keyPart{col: c}
-			if i < len(k.SubParts) {
-				p.length = k.SubParts[i]
-			}
-			u.parts = append(u.parts, p)
-		}
-		t.uniques = append(t.uniques, u)
-	}
-	for i := range t.cols {
-		t.cols[i].Type = formatType(&t.cols[i])
+		t.AddUniqueKey(k.Name, k.Columns, k.SubParts, k.Hash)
 	}
 	return t
 }
 
 // queryText is a Query event's statement in UTF-8, decoded from the
-// client charset it was sent in (statementText).
+// client charset it was sent in (queryevent.StatementText).
 func queryText(e *replication.QueryEvent, flavor string) string {
-	if id := clientCollation(e.StatusVars); id != 0 {
-		cs, _ := collationNameFor(flavor, id)
-		return statementText(e.Query, normCharset(cs))
+	if id := queryevent.ClientCollation(e.StatusVars); id != 0 {
+		cs, _ := charset.Names(flavor, id)
+		return queryevent.StatementText(e.Query, charset.Normalize(cs))
 	}
 	return string(e.Query)
 }
 
-// applyRecord applies a DDL record with the server charset it ran under.
-func (h *schemaHistory) applyRecord(rec *SchemaRecord) (ddlChange, error) {
+// applyRecord applies a DDL record to h with the server charset, sql_mode
+// and error code it ran under. A statement that contradicts the history
+// is an ErrSchemaHistory.
+func applyRecord(h *schema.History, rec *SchemaRecord) (schema.Change, error) {
 	if rec.ServerCharset != "" {
-		h.serverCharset = rec.ServerCharset
+		h.ServerCharset = rec.ServerCharset
 	}
-	h.sqlMode, h.errorCode = pmysql.SQLMode(rec.SQLMode)&parserModes, rec.ErrorCode
-	defer func() { h.sqlMode, h.errorCode = pmysql.ModeNone, 0 }()
-	return h.apply(rec.Database, rec.Statement)
+	ch, err := h.ApplyLogged(rec.Database, rec.Statement, rec.SQLMode, rec.ErrorCode)
+	return ch, historyError(err)
+}
+
+// historyError is a *schema.Contradiction as an ErrSchemaHistory; nil
+// stays nil.
+func historyError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%w: %w", ErrSchemaHistory, err)
 }
 
 // install replaces what the history knows of the snapshot's databases by
 // the snapshot: it is the truth at its position.
-func (h *schemaHistory) install(s *SchemaSnapshot) {
+func install(h *schema.History, s *SchemaSnapshot) {
 	if s.ServerCharset != "" {
-		h.serverCharset = s.ServerCharset
+		h.ServerCharset = s.ServerCharset
 	}
 	for db, cs := range s.Databases {
-		h.dropDatabase(db)
-		h.dbs[db] = cs
+		h.DropDatabase(db)
+		h.DBs[db] = cs
 	}
 	for _, st := range s.Tables {
-		h.tables[tableKey{st.Schema, st.Name}] = histTableOf(st)
+		h.Tables[ddl.Key{Schema: st.Schema, Name: st.Name}] = histTableOf(st)
 	}
 }
 
@@ -189,8 +187,8 @@ func ddlAtOrBefore(rec *SchemaRecord, r ResumePosition, executed mysql.GTIDSet) 
 // the persisted records: the newest snapshot at or before r, then the
 // DDL records after it up to r, in binlog order. A snapshot after r
 // stays pending: the stream installs it when it gets there.
-func historyAt(recs []SchemaRecord, r ResumePosition) (*schemaHistory, map[string]bool, *SchemaSnapshot, error) {
-	h := newSchemaHistory()
+func historyAt(recs []SchemaRecord, r ResumePosition) (*schema.History, map[string]bool, *SchemaSnapshot, error) {
+	h := schema.NewHistory()
 	applied := map[string]bool{}
 	var base, pending *SchemaSnapshot
 	for i := range recs {
@@ -216,11 +214,11 @@ func historyAt(recs []SchemaRecord, r ResumePosition) (*schemaHistory, map[strin
 		}
 	}
 	if base != nil {
-		h.install(base)
+		install(h, base)
 		pending = nil
 	} else if pending != nil {
 		if p := findPrescan(recs, pending, r); p != nil {
-			h.installUntouched(pending, p)
+			installUntouched(h, pending, p)
 		}
 	}
 	for i := range recs {
@@ -232,7 +230,7 @@ func historyAt(recs []SchemaRecord, r ResumePosition) (*schemaHistory, map[strin
 		if base != nil && inSnapshot(rec, base, r.IsGTID()) {
 			continue // the snapshot already holds it
 		}
-		if _, err := h.applyRecord(rec); err != nil {
+		if _, err := applyRecord(h, rec); err != nil {
 			return nil, nil, nil, err
 		}
 	}
@@ -255,32 +253,32 @@ func inSnapshot(rec *SchemaRecord, s *SchemaSnapshot, gtidMode bool) bool {
 // streamer persists the records it returns.
 type schemaTracker struct {
 	flavor  string
-	hist    *schemaHistory
+	hist    *schema.History
 	applied map[string]bool
 	pending *SchemaSnapshot
 
 	crc   int         // checksum bytes after each event's body (from the Format_description)
 	last  *tableEntry // the last rows event's, the common case for the next one
 	byID  map[uint64]*tableEntry
-	idOf  map[tableKey]uint64
+	idOf  map[ddl.Key]uint64
 	noLog string // why a table without history is unknown
 }
 
 type tableEntry struct {
 	version uint64 // the history's version when hist was last looked up
 	body    []byte // the Table_map's body, without header and checksum
-	key     tableKey
+	key     ddl.Key
 	tm      *replication.TableMapEvent
-	hist    *histTable
+	hist    *schema.Table
 	table   *Table
 }
 
-func newSchemaTracker(flavor string, h *schemaHistory, applied map[string]bool, pending *SchemaSnapshot) *schemaTracker {
+func newSchemaTracker(flavor string, h *schema.History, applied map[string]bool, pending *SchemaSnapshot) *schemaTracker {
 	if applied == nil {
 		applied = map[string]bool{}
 	}
 	return &schemaTracker{flavor: flavor, hist: h, applied: applied, pending: pending, crc: -1,
-		byID: map[uint64]*tableEntry{}, idOf: map[tableKey]uint64{}}
+		byID: map[uint64]*tableEntry{}, idOf: map[ddl.Key]uint64{}}
 }
 
 // observe follows one event (delivered or dropped as replayed) at the
@@ -307,7 +305,7 @@ func (st *schemaTracker) observe(be *replication.BinlogEvent, d *decision) (*Tab
 		t, err := st.resolve(e, be.RawData, d)
 		return t, nil, err
 	case *replication.QueryEvent:
-		if !isDDLText(e.Query) {
+		if !ddl.IsDDL(e.Query) {
 			return nil, nil, nil
 		}
 		rec := &SchemaRecord{GTID: d.gtid, End: d.end, Database: string(e.Schema), Statement: queryText(e, st.flavor), ErrorCode: e.ErrorCode}
@@ -315,14 +313,14 @@ func (st *schemaTracker) observe(be *replication.BinlogEvent, d *decision) (*Tab
 		if st.applied[k] {
 			return nil, nil, nil
 		}
-		st.hist.version++
-		rec.SQLMode = sqlModeOf(e.StatusVars) & uint64(parserModes)
-		if id := serverCollation(e.StatusVars); id != 0 {
-			if cs, _ := collationNameFor(st.flavor, id); cs != "" {
-				rec.ServerCharset = normCharset(cs)
+		st.hist.Version++
+		rec.SQLMode = queryevent.SQLMode(e.StatusVars) & uint64(ddl.ParserModes)
+		if id := queryevent.ServerCollation(e.StatusVars); id != 0 {
+			if cs, _ := charset.Names(st.flavor, id); cs != "" {
+				rec.ServerCharset = charset.Normalize(cs)
 			}
 		}
-		if _, err := st.hist.applyRecord(rec); err != nil {
+		if _, err := applyRecord(st.hist, rec); err != nil {
 			return nil, nil, fmt.Errorf("%w (at %s)", err, d.start)
 		}
 		st.applied[k] = true
@@ -351,8 +349,8 @@ func (st *schemaTracker) maybeInstall(be *replication.BinlogEvent, d *decision) 
 		reached = d.start.Compare(s.Position) >= 0
 	}
 	if reached {
-		st.hist.version++
-		st.hist.install(s)
+		st.hist.Version++
+		install(st.hist, s)
 		st.pending = nil
 	}
 	return nil
@@ -366,28 +364,30 @@ func (st *schemaTracker) resolve(tm *replication.TableMapEvent, raw []byte, d *d
 	if ent == nil || ent.tm.TableID != tm.TableID {
 		ent = st.byID[tm.TableID]
 	}
-	if ent != nil && (ent.version == st.hist.version || st.hist.tables[ent.key] == ent.hist) &&
+	if ent != nil && (ent.version == st.hist.Version || st.hist.Tables[ent.key] == ent.hist) &&
 		(body != nil && bytes.Equal(ent.body, body) || sameTableMap(ent.tm, tm)) {
-		ent.version, st.last = st.hist.version, ent
+		ent.version, st.last = st.hist.Version, ent
 		return ent.table, nil
 	}
-	k := tableKey{string(tm.Schema), string(tm.Table)}
-	h := st.hist.tables[k]
+	k := ddl.Key{Schema: string(tm.Schema), Name: string(tm.Table)}
+	h := st.hist.Tables[k]
 	var t *Table
 	switch {
 	case hasNames(tm):
-		t = tableFromFullMap(tm, st.flavor)
+		t = &Table{Schema: string(tm.Schema), Name: string(tm.Table), Source: SchemaFromBinlog}
+		t.Columns, t.PrimaryKey = schema.FullMapColumns(tm, st.flavor)
 		refineFromHistory(t, h)
 	case h != nil:
-		var diff string
-		if t, diff = merge(k, h, tm, st.flavor); diff != "" {
+		cols, pk, diff := schema.Merge(h, tm, st.flavor)
+		if diff != "" {
 			return nil, &SchemaMismatchError{Table: k.String(), Position: d.start, GTID: d.gtid, Diff: diff}
 		}
+		t = &Table{Schema: k.Schema, Name: k.Name, Columns: cols, PrimaryKey: pk, Source: SchemaFromHistory}
 	default:
-		t = &Table{Schema: k.schema, Name: k.name, Columns: positionalColumns(tm, st.flavor), Unknown: st.unknownReason(k)}
+		t = &Table{Schema: k.Schema, Name: k.Name, Columns: schema.PositionalColumns(tm, st.flavor), Unknown: st.unknownReason(k)}
 		for i := range t.Columns {
-			typeFromBinlog(&t.Columns[i], st.flavor)
-			if t.Columns[i].Charset == "" && isTextType(t.Columns[i].DataType) {
+			schema.TypeFromBinlog(&t.Columns[i], st.flavor)
+			if t.Columns[i].Charset == "" && schema.IsTextType(t.Columns[i].DataType) {
 				t.Columns[i].DataType, t.Columns[i].Type = "", "" // char or binary: unknown without a charset
 			}
 		}
@@ -400,18 +400,18 @@ func (st *schemaTracker) resolve(tm *replication.TableMapEvent, raw []byte, d *d
 	}
 	st.last = nil
 	st.idOf[k] = tm.TableID
-	st.byID[tm.TableID] = &tableEntry{key: k, tm: tm, hist: h, table: t, version: st.hist.version, body: bytes.Clone(body)}
+	st.byID[tm.TableID] = &tableEntry{key: k, tm: tm, hist: h, table: t, version: st.hist.Version, body: bytes.Clone(body)}
 	return t, nil
 }
 
 // refineFromHistory gives a FULL-metadata table the MariaDB types its
 // Table_map cannot name (UUID, INET6 and INET4 are logged as binary
 // strings), from a history that has the same columns.
-func refineFromHistory(t *Table, h *histTable) {
+func refineFromHistory(t *Table, h *schema.Table) {
 	if h == nil {
 		return
 	}
-	cols := h.rowCols()
+	cols := h.RowCols()
 	if len(cols) != len(t.Columns) {
 		return
 	}
@@ -458,8 +458,8 @@ func (st *schemaTracker) tableMapBody(raw []byte) []byte {
 	return raw[replication.EventHeaderSize : len(raw)-st.crc]
 }
 
-func (st *schemaTracker) unknownReason(k tableKey) string {
-	if why := st.hist.unknown[k]; why != "" {
+func (st *schemaTracker) unknownReason(k ddl.Key) string {
+	if why := st.hist.Unknown[k]; why != "" {
 		return why
 	}
 	if st.pending != nil {

@@ -5,17 +5,10 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/binlogstream/binlogstream/internal/charset"
+	"github.com/binlogstream/binlogstream/internal/schema"
 	"github.com/go-mysql-org/go-mysql/replication"
-	"golang.org/x/text/encoding"
-	"golang.org/x/text/encoding/charmap"
-	"golang.org/x/text/encoding/japanese"
-	"golang.org/x/text/encoding/korean"
-	"golang.org/x/text/encoding/simplifiedchinese"
-	"golang.org/x/text/encoding/traditionalchinese"
-	"golang.org/x/text/encoding/unicode"
-	"golang.org/x/text/encoding/unicode/utf32"
 )
 
 // Absent stands for a column a row image left out (binlog_row_image
@@ -145,7 +138,7 @@ func (t *Table) Value(i int, raw any) any {
 		}
 		return asBytes(raw)
 	case "char", "varchar", "tinytext", "text", "mediumtext", "longtext":
-		if s, ok := raw.(string); ok && (isUTF8Charset(c.Charset) || asciiCompatible(c.Charset) && isASCII(s)) {
+		if s, ok := raw.(string); ok && (charset.IsUTF8(c.Charset) || charset.ASCIICompatible(c.Charset) && charset.IsASCII(s)) {
 			return raw
 		}
 		return decodeText(raw, c.Charset)
@@ -195,7 +188,7 @@ func (t *Table) Value(i int, raw any) any {
 			return netip.AddrFrom4([4]byte(padTo(b, 4))).String()
 		}
 	case "json":
-		if !isUTF8Charset(c.Charset) { // MariaDB's JSON (a LONGTEXT) converted to another charset
+		if !charset.IsUTF8(c.Charset) { // MariaDB's JSON (a LONGTEXT) converted to another charset
 			return decodeText(raw, c.Charset)
 		}
 		switch v := raw.(type) {
@@ -205,7 +198,7 @@ func (t *Table) Value(i int, raw any) any {
 			return raw
 		}
 	default:
-		if isGeometryType(c.DataType) {
+		if schema.IsGeometryType(c.DataType) {
 			if b := asBytes(raw); len(b) >= 4 {
 				return Geometry{SRID: binary.LittleEndian.Uint32(b), WKB: b[4:]}
 			}
@@ -338,140 +331,27 @@ func formatUUID(b []byte) string {
 	return string(out)
 }
 
-// decodeText turns a text value's bytes into UTF-8 from its charset.
+// decodeText turns a text value's bytes into UTF-8 from its charset: a
+// []byte for binary, a RawText when the charset is not known here or the
+// bytes do not decode.
 func decodeText(raw any, cs string) any {
 	var b []byte
 	switch v := raw.(type) {
 	case string:
-		if isUTF8Charset(cs) {
+		if charset.IsUTF8(cs) {
 			return v
 		}
 		b = []byte(v)
 	case []byte:
 		b = v
-		if isUTF8Charset(cs) {
-			return string(v)
-		}
 	default:
 		return raw
 	}
-	switch cs {
-	case "binary":
+	if cs == "binary" {
 		return b
-	case "latin1":
-		return decodeLatin1(b)
 	}
-	enc := textEncoding(cs)
-	if enc == nil {
-		return RawText{Charset: cs, Bytes: b}
+	if s, ok := charset.Decode(b, cs); ok {
+		return s
 	}
-	out, err := enc.NewDecoder().Bytes(b)
-	if err != nil || !utf8.Valid(out) {
-		return RawText{Charset: cs, Bytes: b}
-	}
-	return string(out)
-}
-
-// isUTF8Charset: text in it is UTF-8 as stored ("": not known, taken as
-// UTF-8 as go-mysql does).
-func isUTF8Charset(cs string) bool {
-	switch cs {
-	case "", "utf8mb4", "utf8mb3", "utf8", "ascii":
-		return true
-	}
-	return false
-}
-
-// asciiCompatible: the single-byte charsets whose bytes below 0x80 are
-// ASCII, so that pure ASCII text is the same string in UTF-8.
-func asciiCompatible(cs string) bool {
-	switch cs {
-	case "latin1", "latin2", "latin5", "latin7", "greek", "hebrew", "cp1250", "cp1251", "cp1256", "cp1257",
-		"cp850", "cp852", "cp866", "koi8r", "koi8u", "macroman":
-		return true
-	}
-	return false
-}
-
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
-}
-
-// decodeLatin1 decodes the server's latin1, which is cp1252 with the five
-// bytes cp1252 leaves undefined mapped to the same code points.
-func decodeLatin1(b []byte) string {
-	var out strings.Builder
-	out.Grow(len(b))
-	for _, c := range b {
-		switch {
-		case c < 0x80 || c >= 0xA0:
-			out.WriteRune(rune(c))
-		default:
-			r := charmap.Windows1252.DecodeByte(c)
-			if r == utf8.RuneError {
-				r = rune(c)
-			}
-			out.WriteRune(r)
-		}
-	}
-	return out.String()
-}
-
-func textEncoding(cs string) encoding.Encoding {
-	switch cs {
-	case "ucs2", "utf16":
-		return unicode.UTF16(unicode.BigEndian, unicode.IgnoreBOM)
-	case "utf16le":
-		return unicode.UTF16(unicode.LittleEndian, unicode.IgnoreBOM)
-	case "utf32":
-		return utf32.UTF32(utf32.BigEndian, utf32.IgnoreBOM)
-	case "latin2":
-		return charmap.ISO8859_2
-	case "latin5":
-		return charmap.ISO8859_9
-	case "latin7":
-		return charmap.ISO8859_13
-	case "greek":
-		return charmap.ISO8859_7
-	case "hebrew":
-		return charmap.ISO8859_8
-	case "cp1250":
-		return charmap.Windows1250
-	case "cp1251":
-		return charmap.Windows1251
-	case "cp1256":
-		return charmap.Windows1256
-	case "cp1257":
-		return charmap.Windows1257
-	case "cp850":
-		return charmap.CodePage850
-	case "cp852":
-		return charmap.CodePage852
-	case "cp866":
-		return charmap.CodePage866
-	case "koi8r":
-		return charmap.KOI8R
-	case "koi8u":
-		return charmap.KOI8U
-	case "macroman":
-		return charmap.Macintosh
-	case "sjis", "cp932":
-		return japanese.ShiftJIS
-	case "ujis", "eucjpms":
-		return japanese.EUCJP
-	case "euckr":
-		return korean.EUCKR
-	case "gbk", "gb2312":
-		return simplifiedchinese.GBK
-	case "gb18030":
-		return simplifiedchinese.GB18030
-	case "big5":
-		return traditionalchinese.Big5
-	}
-	return nil
+	return RawText{Charset: cs, Bytes: b}
 }

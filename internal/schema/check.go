@@ -1,71 +1,37 @@
-package binlogstream
+package schema
 
 import (
-	"github.com/binlogstream/binlogstream/internal/tablemap"
-
-	"errors"
 	"fmt"
 	"strconv"
 
+	"github.com/binlogstream/binlogstream/internal/charset"
+	"github.com/binlogstream/binlogstream/internal/tablemap"
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 )
 
-// ErrSchemaMismatch is matched by a *SchemaMismatchError.
-var ErrSchemaMismatch = errors.New("binlogstream: the binlog's table does not match the schema history")
-
-// ErrSchemaHistory is matched by errors that say the schema history cannot
-// follow the binlog: a DDL statement that contradicts it (ALTER of a
-// column it does not have), a store that is corrupt or from another
-// binlog.
-var ErrSchemaHistory = errors.New("binlogstream: schema history")
-
-// SchemaMismatchError stops a stream whose Table_map does not match the
-// schema the history holds for the table at that position: a DDL the
-// binlog never saw (SET sql_log_bin=0), a restored backup, a lost history
-// record, or a token from another topology. No row of the table is
-// delivered with names the history cannot vouch for.
-type SchemaMismatchError struct {
-	Table    string   // `schema`.`table`
-	Position Position // where the Table_map starts
-	GTID     string   // the transaction's GTID, if any
-	Diff     string   // what differs
-}
-
-func (e *SchemaMismatchError) Error() string {
-	at := e.Position.String()
-	if e.GTID != "" {
-		at += " (GTID " + e.GTID + ")"
-	}
-	return fmt.Sprintf("binlogstream: table %s at %s does not match the schema history: %s "+
-		"(a DDL missing from the binlog, such as one run with sql_log_bin=0, a restored backup, a lost schema "+
-		"history record, or a resume token from another server)", e.Table, at, e.Diff)
-}
-
-func (e *SchemaMismatchError) Unwrap() error { return ErrSchemaMismatch }
-
-// merge checks a history table against the Table_map that describes the
-// rows that follow it and returns the Table of that version: names and
+// Merge checks a history table against the Table_map that describes the
+// rows that follow it and returns the columns and primary key (indexes in
+// the columns) of that version, or a diff saying how they disagree: names and
 // declared types from the history, codes and nullability from the map,
 // and signedness and charsets from the map where it logs them
 // (binlog_row_metadata=MINIMAL), which must then agree with the history.
-func merge(k tableKey, h *histTable, tm *replication.TableMapEvent, flavor string) (*Table, string) {
-	cols := h.rowCols()
+func Merge(h *Table, tm *replication.TableMapEvent, flavor string) (columns []Column, pk []int, diff string) {
+	cols := h.RowCols()
 	if int(tm.ColumnCount) != len(cols) {
-		return nil, fmt.Sprintf("the binlog has %d columns, the schema history %d (%s)", tm.ColumnCount, len(cols), columnList(cols))
+		return nil, nil, fmt.Sprintf("the binlog has %d columns, the schema history %d (%s)", tm.ColumnCount, len(cols), columnList(cols))
 	}
-	t := &Table{Schema: k.schema, Name: k.name, Source: SchemaFromHistory}
-	t.Columns = positionalColumns(tm, flavor)
-	for i := range t.Columns {
-		c, hc := &t.Columns[i], &cols[i]
+	columns = PositionalColumns(tm, flavor)
+	for i := range columns {
+		c, hc := &columns[i], &cols[i]
 		if diff := checkColumn(hc, c.BinlogType, c.BinlogMeta); diff != "" {
-			return nil, fmt.Sprintf("column %d `%s` %s: %s", i+1, hc.Name, hc.Type, diff)
+			return nil, nil, fmt.Sprintf("column %d `%s` %s: %s", i+1, hc.Name, hc.Type, diff)
 		}
 		if len(tm.SignednessBitmap) > 0 && tm.IsNumericColumn(i) && c.Unsigned != hc.Unsigned {
-			return nil, fmt.Sprintf("column %d `%s` %s: the binlog says it is %s", i+1, hc.Name, hc.Type, signedness(c.Unsigned))
+			return nil, nil, fmt.Sprintf("column %d `%s` %s: the binlog says it is %s", i+1, hc.Name, hc.Type, signedness(c.Unsigned))
 		}
 		if c.Charset != "" && hc.Charset != "" && c.Charset != hc.Charset {
-			return nil, fmt.Sprintf("column %d `%s` %s: charset %s in the history, %s in the binlog", i+1, hc.Name, hc.Type, hc.Charset, c.Charset)
+			return nil, nil, fmt.Sprintf("column %d `%s` %s: charset %s in the history, %s in the binlog", i+1, hc.Name, hc.Type, hc.Charset, c.Charset)
 		}
 		fromMap := *c
 		*c = *hc
@@ -82,12 +48,12 @@ func merge(k tableKey, h *histTable, tm *replication.TableMapEvent, flavor strin
 			c.Charset, c.Collation = "utf8mb4", "utf8mb4_bin" // MySQL's JSON: binary, text out in UTF-8
 		}
 	}
-	for _, name := range h.rowPK() {
-		if i := t.Column(name); i >= 0 {
-			t.PrimaryKey = append(t.PrimaryKey, i)
+	for _, name := range h.RowPK() {
+		if i := ColumnIndex(columns, name); i >= 0 {
+			pk = append(pk, i)
 		}
 	}
-	return t, ""
+	return columns, pk, ""
 }
 
 func signedness(unsigned bool) string {
@@ -230,7 +196,7 @@ func textWidth(c *Column) int {
 	case "binary", "varbinary":
 		return 1
 	}
-	return charsetWidth(c.Charset)
+	return charset.Width(c.Charset)
 }
 
 func enumSetPackLen(dt string, members int) int {
@@ -258,7 +224,7 @@ func blobPackLenOf(dt string) int {
 // typeCodeName names a Table_map column type for messages.
 func typeCodeName(code byte, meta uint16) string {
 	c := Column{BinlogType: code, BinlogMeta: meta}
-	typeFromBinlog(&c, "")
+	TypeFromBinlog(&c, "")
 	if c.DataType == "" {
 		return "type code " + strconv.Itoa(int(code))
 	}

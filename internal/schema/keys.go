@@ -1,9 +1,10 @@
-package binlogstream
+package schema
 
 import (
 	"fmt"
 	"strings"
 
+	"github.com/binlogstream/binlogstream/internal/charset"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 )
 
@@ -36,8 +37,8 @@ func hashColumn(n int) Column {
 		Generated: true, Nullable: true}
 }
 
-// hashKeys is how many of the table's UNIQUE keys are long unique keys.
-func (t *histTable) hashKeys() int {
+// HashKeys is how many of the table's UNIQUE keys are long unique keys.
+func (t *Table) HashKeys() int {
 	n := 0
 	for _, k := range t.uniques {
 		if k.hash {
@@ -62,7 +63,7 @@ func maxKeyBytes(engine string) int {
 // classify says whether a UNIQUE key of table t is a long unique key, and
 // whether the history is sure of it: near the engine's limit, with a
 // column it cannot size or an engine it does not know, it is not.
-func (t *histTable) classify(k *uniqueKey) (hash, sure bool) {
+func (t *Table) classify(k *uniqueKey) (hash, sure bool) {
 	engine := strings.ToLower(t.engine)
 	if engine == "memory" || engine == "heap" {
 		return false, true // hash keys of its own, no hidden column
@@ -82,7 +83,7 @@ func (t *histTable) classify(k *uniqueKey) (hash, sure bool) {
 		c := t.cols[i]
 		lo, hi := 1, 1 // binary strings
 		if c.Charset != "binary" && c.DataType != "binary" && c.DataType != "varbinary" {
-			if w := charsetWidth(c.Charset); w > 0 {
+			if w := charset.Width(c.Charset); w > 0 {
 				lo, hi = w, w
 			} else {
 				lo, hi = 1, 4
@@ -186,7 +187,7 @@ func uniqueFromConstraint(con *ast.Constraint) (*uniqueKey, bool) {
 // statement does not: after its first column, _2, _3 ... when taken by
 // another UNIQUE key (or by another index, which the history does not
 // keep: then its name is a guess, "").
-func (t *histTable) addUnique(k *uniqueKey) {
+func (t *Table) addUnique(k *uniqueKey) {
 	if k.name == "" && len(k.parts) > 0 {
 		k.name = k.parts[0].col
 		for n := 2; t.uniqueIndex(k.name) >= 0; n++ {
@@ -197,7 +198,7 @@ func (t *histTable) addUnique(k *uniqueKey) {
 	t.uniques = append(t.uniques, *k)
 }
 
-func (t *histTable) uniqueIndex(name string) int {
+func (t *Table) uniqueIndex(name string) int {
 	for i, k := range t.uniques {
 		if strings.EqualFold(strings.TrimPrefix(k.name, "?"), name) {
 			return i
@@ -209,7 +210,7 @@ func (t *histTable) uniqueIndex(name string) int {
 // dropIndex applies DROP INDEX name: false when the history cannot tell
 // whether the index dropped was one of its UNIQUE keys (a guessed name
 // is among them).
-func (t *histTable) dropIndex(name string) bool {
+func (t *Table) dropIndex(name string) bool {
 	if i := t.uniqueIndex(name); i >= 0 && !strings.HasPrefix(t.uniques[i].name, "?") {
 		t.uniques = append(t.uniques[:i:i], t.uniques[i+1:]...)
 		return true
@@ -226,7 +227,7 @@ func (t *histTable) dropIndex(name string) bool {
 // to keep each hash key a hash: it is not on a partitioned table whose
 // hash key would be a B-tree by its size, which the server may keep a
 // hash (a B-tree there must hold the partitioning columns).
-func (t *histTable) keepsHashKeys() bool {
+func (t *Table) keepsHashKeys() bool {
 	if !t.partitioned {
 		return true
 	}
@@ -246,7 +247,7 @@ func (t *histTable) keepsHashKeys() bool {
 // classifyAll decides for each UNIQUE key of t whether it is a long
 // unique key (those in keep are as they were); false when the history is
 // not sure of one.
-func (t *histTable) classifyAll(keep func(k *uniqueKey) bool) bool {
+func (t *Table) classifyAll(keep func(k *uniqueKey) bool) bool {
 	for i := range t.uniques {
 		k := &t.uniques[i]
 		if keep != nil && keep(k) {
