@@ -1,4 +1,4 @@
-package binlogstream_test
+package mysqljson_test
 
 import (
 	"encoding/binary"
@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/binlogstream/binlogstream"
+	"github.com/binlogstream/binlogstream/internal/mysqljson"
 	th "github.com/binlogstream/binlogstream/testhelpers"
 )
 
@@ -99,12 +99,21 @@ func TestJSONTextAgreesWithGoMySQL(t *testing.T) {
 	}
 	require.Len(t, got, len(docs))
 	for k, d := range docs {
-		ours, err := binlogstream.DecodeJSONBinaryText(d)
+		ours, err := decodeText(d)
 		require.NoError(t, err, "document %d", k)
 		assert.Equal(t, htmlUnescaper.Replace(got[k].(string)), ours, "document %d", k)
 	}
-	last, _ := binlogstream.DecodeJSONBinaryText(docs[len(docs)-1])
+	last, _ := decodeText(docs[len(docs)-1])
 	assert.Equal(t, `[1234567890.1234,-1234567890.1234,0.05,"2024-02-29 23:59:58.123456","1999-12-31","-838:59:59.000000","base64:type252:AP9iaW4="]`, last)
 }
 
 var htmlUnescaper = strings.NewReplacer(`\u003c`, "<", `\u003e`, ">", `\u0026`, "&")
+
+// decodeText decodes a MySQL binary JSON document to its text.
+func decodeText(doc []byte) (string, error) {
+	n, err := mysqljson.DecodeBinary(doc)
+	if err != nil {
+		return "", err
+	}
+	return n.String(), nil
+}
