@@ -380,7 +380,9 @@ func tail(ctx context.Context, path string, cfg tailConfig) (res tailResult, err
 		// The schema history belongs to the output: a file that starts
 		// over starts a new one (perhaps on another server's binlog).
 		if err := os.Remove(schemaPath(path)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			f.Close()
+			return res, err
+		}
+		if err := createSchemaHistory(path); err != nil {
 			return res, err
 		}
 	}
