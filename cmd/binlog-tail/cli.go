@@ -106,13 +106,51 @@ type options struct {
 	FailoverTo []binlogstream.DSN
 }
 
+// rawFlags are the flags options takes only once they are checked: the
+// DSNs and the password file.
+type rawFlags struct {
+	dsn, passwordFile string
+	failoverTo        []string
+}
+
+// parseFlags parses and checks the command line; flag.ErrHelp for --help.
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
-	var dsn, passwordFile string
-	var failoverTo []string
+	var raw rawFlags
+	fs := newFlagSet(&o, &raw, stderr)
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if o.Demo {
+		return o, nil
+	}
+	if (raw.dsn == "" && o.BinlogDir == "") || o.Out == "" {
+		return o, errors.New("--out and one of --dsn or --binlog-dir are required (see --help)")
+	}
+	password, err := o.resolveDSN(raw)
+	if err != nil {
+		return o, err
+	}
+	if err := o.checkServerIDAndFlavor(); err != nil {
+		return o, err
+	}
+	if err := o.resolveFailoverTo(raw.failoverTo, password); err != nil {
+		return o, err
+	}
+	if err := o.checkCombinations(); err != nil {
+		return o, err
+	}
+	return o, o.checkStart()
+}
+
+// newFlagSet defines binlog-tail's flags, parsed into o and raw.
+func newFlagSet(o *options, raw *rawFlags, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("binlog-tail", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&dsn, "dsn", "", "source server, a go-sql-driver DSN: USER:PASS@tcp(HOST:PORT)/ or USER:PASS@unix(PATH)/ (needs REPLICATION SLAVE and BINLOG MONITOR / REPLICATION CLIENT)")
+	fs.StringVar(&raw.dsn, "dsn", "", "source server, a go-sql-driver DSN: USER:PASS@tcp(HOST:PORT)/ or USER:PASS@unix(PATH)/ (needs REPLICATION SLAVE and BINLOG MONITOR / REPLICATION CLIENT)")
 	fs.StringVar(&o.Out, "out", "", "JSON Lines output `FILE`; also the checkpoint, resumed with its schema history FILE.schema (refused when that is missing)")
 	fs.StringVar(&o.BinlogBase, "binlog-base", "", "with --binlog-dir: the binlog files' `NAME` before the number (mysql-bin for mysql-bin.000001), "+
 		"needed when DIR holds several binlogs (a replica's datadir also holds its relay log)")
@@ -125,10 +163,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.GTID, "gtid", false, "stream in GTID mode: positions and resume tokens are GTID sets, valid on every server of the topology (MariaDB, or MySQL with gtid_mode=ON)")
 	fs.Func("failover-to", "`DSN` of a server the stream may fail over to when --dsn stays unreachable (repeatable, tried in order; needs --gtid). "+
 		"It must be writable, have a binlog and hold every transaction already written, or it is refused", func(s string) error {
-		failoverTo = append(failoverTo, s) // parsed below: flag's own errors would print the password
+		raw.failoverTo = append(raw.failoverTo, s) // parsed below: flag's own errors would print the password
 		return nil
 	})
-	fs.StringVar(&passwordFile, "password-file", "", "read the password of every DSN that has none from `FILE` (one line; no access for group or others, as chmod 600); "+
+	fs.StringVar(&raw.passwordFile, "password-file", "", "read the password of every DSN that has none from `FILE` (one line; no access for group or others, as chmod 600); "+
 		"otherwise the MYSQL_PWD environment variable gives it")
 	fs.UintVar(&o.ServerID, "server-id", defaultServerID, "replica server id to register with; must differ from every other replica's (and every other binlog-tail's) on the server")
 	fs.StringVar(&o.Flavor, "flavor", "", "mysql or mariadb (default: detected from the server version)")
@@ -148,76 +186,94 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		fs.PrintDefaults()
 		fmt.Fprint(fs.Output(), formatText)
 	}
-	if err := fs.Parse(args); err != nil {
-		return o, err
-	}
-	if fs.NArg() > 0 {
-		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
-	if o.Demo {
-		return o, nil
-	}
-	if (dsn == "" && o.BinlogDir == "") || o.Out == "" {
-		return o, errors.New("--out and one of --dsn or --binlog-dir are required (see --help)")
-	}
-	o.Offline = dsn == ""
-	if dsn != "" {
-		d, err := binlogstream.ParseDSN(dsn)
+	return fs
+}
+
+// resolveDSN sets the source (--dsn, else offline) and its password, and
+// returns the password of the DSNs that have none.
+func (o *options) resolveDSN(raw rawFlags) (string, error) {
+	o.Offline = raw.dsn == ""
+	if raw.dsn != "" {
+		d, err := binlogstream.ParseDSN(raw.dsn)
 		if err != nil {
-			return o, err
+			return "", err
 		}
 		o.DSN = d
 	}
-	password, err := defaultPassword(passwordFile)
+	password, err := defaultPassword(raw.passwordFile)
 	if err != nil {
-		return o, err
+		return "", err
 	}
-	if dsn != "" && o.DSN.Password == "" {
+	if raw.dsn != "" && o.DSN.Password == "" {
 		o.DSN.Password = password
 	}
+	return password, nil
+}
+
+// checkServerIDAndFlavor checks --server-id and --flavor.
+func (o *options) checkServerIDAndFlavor() error {
 	if o.ServerID == 0 || o.ServerID > 1<<32-1 {
-		return o, fmt.Errorf("--server-id %d: want 1..4294967295", o.ServerID)
+		return fmt.Errorf("--server-id %d: want 1..4294967295", o.ServerID)
 	}
 	switch o.Flavor {
 	case "", mysql.MySQLFlavor, mysql.MariaDBFlavor:
+		return nil
 	default:
-		return o, fmt.Errorf("--flavor %q: want mysql or mariadb", o.Flavor)
+		return fmt.Errorf("--flavor %q: want mysql or mariadb", o.Flavor)
 	}
-	for _, s := range failoverTo {
+}
+
+// resolveFailoverTo parses the --failover-to DSNs, password given to
+// those that have none.
+func (o *options) resolveFailoverTo(dsns []string, password string) error {
+	for _, s := range dsns {
 		d, err := binlogstream.ParseDSN(s)
 		if err != nil {
-			return o, fmt.Errorf("--failover-to: %w", err)
+			return fmt.Errorf("--failover-to: %w", err)
 		}
 		if d.Password == "" {
 			d.Password = password
 		}
 		o.FailoverTo = append(o.FailoverTo, d)
 	}
+	return nil
+}
+
+// checkCombinations refuses flags that need another one.
+func (o *options) checkCombinations() error {
 	if o.BinlogBase != "" && o.BinlogDir == "" {
-		return o, errors.New("--binlog-base needs --binlog-dir")
+		return errors.New("--binlog-base needs --binlog-dir")
 	}
-	if len(o.FailoverTo) > 0 && dsn == "" {
-		return o, errors.New("--failover-to needs --dsn: the binlog files of --binlog-dir cannot fail over")
+	if len(o.FailoverTo) > 0 && o.Offline {
+		return errors.New("--failover-to needs --dsn: the binlog files of --binlog-dir cannot fail over")
 	}
 	if len(o.FailoverTo) > 0 && !o.GTID {
-		return o, errors.New("--failover-to needs --gtid: file positions differ from server to server, GTID sets do not")
+		return errors.New("--failover-to needs --gtid: file positions differ from server to server, GTID sets do not")
 	}
+	return nil
+}
+
+// checkStart checks --start against the mode: oldest, current, or a GTID
+// set with --gtid, a FILE:POS without.
+func (o *options) checkStart() error {
 	switch o.Start {
 	case "current", "oldest":
-	default:
-		if o.GTID {
-			if !parsesAsGTIDSet(o.Flavor, o.Start) {
-				return o, fmt.Errorf("--start %q: with --gtid want oldest, current or a GTID set (MySQL uuid:1-5, MariaDB domain-server-seq)", o.Start)
-			}
-		} else if _, err := binlogstream.ParsePosition(o.Start); err != nil {
-			hint := ""
-			if parsesAsGTIDSet(o.Flavor, o.Start) {
-				hint = " (a GTID set needs --gtid)"
-			}
-			return o, fmt.Errorf("--start %q: want oldest, current or FILE:POS%s", o.Start, hint)
-		}
+		return nil
 	}
-	return o, nil
+	if o.GTID {
+		if !parsesAsGTIDSet(o.Flavor, o.Start) {
+			return fmt.Errorf("--start %q: with --gtid want oldest, current or a GTID set (MySQL uuid:1-5, MariaDB domain-server-seq)", o.Start)
+		}
+		return nil
+	}
+	if _, err := binlogstream.ParsePosition(o.Start); err != nil {
+		hint := ""
+		if parsesAsGTIDSet(o.Flavor, o.Start) {
+			hint = " (a GTID set needs --gtid)"
+		}
+		return fmt.Errorf("--start %q: want oldest, current or FILE:POS%s", o.Start, hint)
+	}
+	return nil
 }
 
 // parsesAsGTIDSet reports whether s is a GTID set of flavor (of either
