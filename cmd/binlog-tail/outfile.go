@@ -93,8 +93,8 @@ func requireSchemaHistory(out string) error {
 
 // createSchemaHistory creates the empty schema history of an output that
 // starts afresh, its name synced to disk where the file system allows,
-// before the first line is written:
-// an output with lines always has its FILE.schema (requireSchemaHistory).
+// before the first line is written: an output with lines always has its
+// FILE.schema (requireSchemaHistory).
 func createSchemaHistory(out string) error {
 	f, err := os.OpenFile(schemaPath(out), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
@@ -188,8 +188,8 @@ func lastIndexByte(f io.ReaderAt, n int64, c byte) (int64, error) {
 // ahead of the writes (reserveBlocks: fallocate, the size unchanged), as
 // many as this run wrote so far, 1 to 32 MiB at a time. A write into
 // reserved blocks skips the file system's block reservation for each page
-// it dirties: on ext4 that was half the CPU of the write calls of a
-// 145 MB run. release gives back the blocks reserved past the end of the
+// it dirties, on ext4 a large part of a write call's CPU (BenchmarkTail
+// shows it). release gives back the blocks reserved past the end of the
 // file; a run that is killed leaves them reserved (not in the file: its
 // size is what was written) until a later run's release.
 type reservingWriter struct {
