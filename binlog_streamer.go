@@ -542,56 +542,85 @@ func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener, d
 			return err
 		}
 	}
-	var tr eventTracker
-	var st Stream
-	src := s.source()
-	s.cfg.Logger.WithField("from", from.describe()).Debug("opening binlog dump")
-	if from.IsGTID() {
-		gt, err := newGTIDTracker(from)
-		if err != nil {
-			return err
-		}
-		tr = gt
-		st, err = src.OpenGTID(ctx, gt.executed.Clone())
-		if err != nil {
-			return s.classify(from, err)
-		}
-	} else {
-		if from.Safe.Offset > math.MaxUint32 {
-			return fmt.Errorf("%w: safe point %s (stream in GTID mode to pass such files)", ErrOffsetTooLarge, from.Safe)
-		}
-		tr = newTracker(from)
-		pos := mysql.Position{Name: from.Safe.File, Pos: uint32(from.Safe.Offset)}
-		if rs, ok := src.(ReplaySkipper); ok && from.inRowsStmt && from.Streamed.Compare(from.Safe) > 0 {
-			st, err = rs.OpenFileReplay(ctx, pos, from.Streamed)
-		} else {
-			st, err = src.OpenFile(ctx, pos)
-		}
-		if err != nil {
-			return s.classify(from, err)
-		}
+	tr, st, err := s.openDump(ctx, from)
+	if err != nil {
+		return err
 	}
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		_ = st.Close()
-		return ErrClosed
+	if err := s.attachStream(st); err != nil {
+		return err
 	}
-	s.stream = st
-	s.mu.Unlock()
+	defer s.detachStream(st)
 	dropped := &s.droppedAtStart
 	if *dumped {
 		s.reconnects.Add(1)
 		dropped = &s.droppedAfterReconnect
 	}
 	*dumped = true
-	defer func() {
-		s.mu.Lock()
-		s.stream = nil
-		s.mu.Unlock()
-		_ = st.Close()
-	}()
+	return s.streamEvents(ctx, listeners, st, tr, from, dropped)
+}
 
+// openDump opens the source's dump at from's safe point (in GTID mode at
+// its executed set; where the source can skip a replay, at the safe point
+// with the replay up to Streamed skipped) and returns it with the tracker
+// that follows its events.
+func (s *BinlogStreamer) openDump(ctx context.Context, from ResumePosition) (eventTracker, Stream, error) {
+	src := s.source()
+	s.cfg.Logger.WithField("from", from.describe()).Debug("opening binlog dump")
+	if from.IsGTID() {
+		gt, err := newGTIDTracker(from)
+		if err != nil {
+			return nil, nil, err
+		}
+		st, err := src.OpenGTID(ctx, gt.executed.Clone())
+		if err != nil {
+			return nil, nil, s.classify(from, err)
+		}
+		return gt, st, nil
+	}
+	if from.Safe.Offset > math.MaxUint32 {
+		return nil, nil, fmt.Errorf("%w: safe point %s (stream in GTID mode to pass such files)", ErrOffsetTooLarge, from.Safe)
+	}
+	tr := newTracker(from)
+	pos := mysql.Position{Name: from.Safe.File, Pos: uint32(from.Safe.Offset)}
+	var st Stream
+	var err error
+	if rs, ok := src.(ReplaySkipper); ok && from.inRowsStmt && from.Streamed.Compare(from.Safe) > 0 {
+		st, err = rs.OpenFileReplay(ctx, pos, from.Streamed)
+	} else {
+		st, err = src.OpenFile(ctx, pos)
+	}
+	if err != nil {
+		return nil, nil, s.classify(from, err)
+	}
+	return tr, st, nil
+}
+
+// attachStream makes st the streamer's open dump (Close closes it), or
+// closes st and returns ErrClosed when the streamer is closed.
+func (s *BinlogStreamer) attachStream(st Stream) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		_ = st.Close()
+		return ErrClosed
+	}
+	s.stream = st
+	return nil
+}
+
+// detachStream forgets and closes the dump attachStream attached.
+func (s *BinlogStreamer) detachStream(st Stream) {
+	s.mu.Lock()
+	s.stream = nil
+	s.mu.Unlock()
+	_ = st.Close()
+}
+
+// streamEvents reads st's events and acts on each, until an error or
+// the stop target (nil). from advances with the events delivered; dropped
+// counts the replayed events dropped.
+func (s *BinlogStreamer) streamEvents(ctx context.Context, listeners []Listener, st Stream, tr eventTracker,
+	from ResumePosition, dropped *atomic.Uint64) error {
 	var d, di decision // reused for every event
 	for {
 		if err := ctx.Err(); err != nil {
@@ -601,63 +630,84 @@ func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener, d
 		if err != nil {
 			return s.classify(from, err)
 		}
-		arena := takeArena(st)
-		if be.Header.EventType == replication.FORMAT_DESCRIPTION_EVENT && s.sch != nil {
-			s.sch.formatDescription(be)
-		}
-		if err := tr.observe(be, &d); err != nil {
+		stop, err := s.streamEvent(ctx, listeners, st, be, tr, &d, &di, &from, dropped)
+		if err != nil || stop {
 			return err
-		}
-		switch d.action {
-		case actIgnore:
-			if d.heartbeat {
-				s.mu.Lock()
-				s.lastTS = 0
-				s.mu.Unlock()
-				if s.reachedStop() { // a target set while the stream was idle
-					return nil
-				}
-				if err := s.maybeProgress(ctx, listeners, false); err != nil {
-					return err
-				}
-			}
-			continue
-		case actDrop:
-			if _, err := s.observeSchema(be, &d); err != nil {
-				return err
-			}
-			dropped.Add(1)
-			s.setResume(d.after)
-			if err := s.maybeProgress(ctx, listeners, true); err != nil {
-				return err
-			}
-			continue
-		case actExpand:
-			gt := tr.(*gtidTracker)
-			for _, inner := range be.Event.(*replication.TransactionPayloadEvent).Events {
-				if err := gt.observeInner(inner, &di); err != nil {
-					return err
-				}
-				if err := s.handle(ctx, listeners, inner, &di, &from, dropped, nil); err != nil {
-					return err
-				}
-			}
-			if s.reachedStop() {
-				return nil
-			}
-			continue
-		}
-		if pe, ok := be.Event.(*replication.TransactionPayloadEvent); ok && len(pe.Events) > 0 {
-			if err := s.deliverPayload(ctx, listeners, pe, &d, &di, &from, dropped); err != nil {
-				return err
-			}
-		} else if err := s.handle(ctx, listeners, be, &d, &from, dropped, arena); err != nil {
-			return err
-		}
-		if s.reachedStop() {
-			return nil
 		}
 	}
+}
+
+// streamEvent tracks one event of st and ignores, drops or delivers it as
+// the tracker decides; stop once the stop target is reached.
+func (s *BinlogStreamer) streamEvent(ctx context.Context, listeners []Listener, st Stream, be *replication.BinlogEvent,
+	tr eventTracker, d, di *decision, from *ResumePosition, dropped *atomic.Uint64) (stop bool, err error) {
+	arena := takeArena(st)
+	if be.Header.EventType == replication.FORMAT_DESCRIPTION_EVENT && s.sch != nil {
+		s.sch.formatDescription(be)
+	}
+	if err := tr.observe(be, d); err != nil {
+		return false, err
+	}
+	switch d.action {
+	case actIgnore:
+		return s.ignoreEvent(ctx, listeners, d)
+	case actDrop:
+		return false, s.dropEvent(ctx, listeners, be, d, dropped)
+	case actExpand:
+		return s.expandPayload(ctx, listeners, be, tr.(*gtidTracker), di, from, dropped)
+	}
+	if pe, ok := be.Event.(*replication.TransactionPayloadEvent); ok && len(pe.Events) > 0 {
+		if err := s.deliverPayload(ctx, listeners, pe, d, di, from, dropped); err != nil {
+			return false, err
+		}
+	} else if err := s.handle(ctx, listeners, be, d, from, dropped, arena); err != nil {
+		return false, err
+	}
+	return s.reachedStop(), nil
+}
+
+// ignoreEvent passes an event that is not delivered; a heartbeat says the
+// stream is idle (no lag), may end it at a target set meanwhile (stop),
+// and may report progress.
+func (s *BinlogStreamer) ignoreEvent(ctx context.Context, listeners []Listener, d *decision) (stop bool, err error) {
+	if !d.heartbeat {
+		return false, nil
+	}
+	s.mu.Lock()
+	s.lastTS = 0
+	s.mu.Unlock()
+	if s.reachedStop() { // a target set while the stream was idle
+		return true, nil
+	}
+	return false, s.maybeProgress(ctx, listeners, false)
+}
+
+// dropEvent follows a replayed event the listeners already had in the
+// schema history, counts it in dropped and moves the resume position
+// past it.
+func (s *BinlogStreamer) dropEvent(ctx context.Context, listeners []Listener, be *replication.BinlogEvent, d *decision,
+	dropped *atomic.Uint64) error {
+	if _, err := s.observeSchema(be, d); err != nil {
+		return err
+	}
+	dropped.Add(1)
+	s.setResume(d.after)
+	return s.maybeProgress(ctx, listeners, true)
+}
+
+// expandPayload tracks and handles, one by one, the inner events of a
+// GTID-mode Transaction_payload; stop once the stop target is reached.
+func (s *BinlogStreamer) expandPayload(ctx context.Context, listeners []Listener, be *replication.BinlogEvent, gt *gtidTracker,
+	di *decision, from *ResumePosition, dropped *atomic.Uint64) (stop bool, err error) {
+	for _, inner := range be.Event.(*replication.TransactionPayloadEvent).Events {
+		if err := gt.observeInner(inner, di); err != nil {
+			return false, err
+		}
+		if err := s.handle(ctx, listeners, inner, di, from, dropped, nil); err != nil {
+			return false, err
+		}
+	}
+	return s.reachedStop(), nil
 }
 
 // deliverPayload delivers the inner events of a file-mode

@@ -29,16 +29,56 @@ type options struct {
 	quiet, snapOnly bool
 }
 
+// rawFlags are the flags options takes only once they are checked.
+type rawFlags struct {
+	source, target, tables, failover string
+	sourcePasswordFile               string
+	targetPasswordFile               string
+}
+
+// parseFlags parses and checks the command line; flag.ErrHelp for --help.
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
+	var o options
+	var raw rawFlags
+	fs := newFlagSet(&o, &raw, stderr)
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if err := o.parseServers(raw); err != nil {
+		return nil, err
+	}
+	if raw.tables == "" {
+		return nil, errors.New("--tables is required, e.g. --tables app.orders,app.order_*")
+	}
+	srcPassword, err := o.readPasswordFiles(raw)
+	if err != nil {
+		return nil, err
+	}
+	if o.tables, err = binlogstream.ParseTablePatterns(raw.tables); err != nil {
+		return nil, fmt.Errorf("--tables: %w", err)
+	}
+	if err := o.parseFailover(raw.failover, srcPassword); err != nil {
+		return nil, err
+	}
+	if err := o.checkLimits(); err != nil {
+		return nil, err
+	}
+	return &o, nil
+}
+
+// newFlagSet defines binlog-replicate's flags, parsed into o and raw.
+func newFlagSet(o *options, raw *rawFlags, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("binlog-replicate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var o options
-	src := fs.String("source", "", "source server DSN, USER:PASS@tcp(HOST:PORT)/ (needs REPLICATION SLAVE, BINLOG MONITOR and SELECT)")
-	tgt := fs.String("target", "", "target server DSN (needs CREATE, INSERT, UPDATE, DELETE, SELECT)")
-	tables := fs.String("tables", "", "tables to replicate: comma-separated schema.table patterns, e.g. app.orders,app.order_*")
-	failover := fs.String("failover", "", "with --gtid: comma-separated DSNs of the servers that may be promoted when the source is lost")
-	srcPW := fs.String("source-password-file", "", "the password of --source and --failover DSNs written without one, from the first line of `FILE` (chmod 600)")
-	tgtPW := fs.String("target-password-file", "", "the password of --target when written without one, from the first line of `FILE` (chmod 600)")
+	fs.StringVar(&raw.source, "source", "", "source server DSN, USER:PASS@tcp(HOST:PORT)/ (needs REPLICATION SLAVE, BINLOG MONITOR and SELECT)")
+	fs.StringVar(&raw.target, "target", "", "target server DSN (needs CREATE, INSERT, UPDATE, DELETE, SELECT)")
+	fs.StringVar(&raw.tables, "tables", "", "tables to replicate: comma-separated schema.table patterns, e.g. app.orders,app.order_*")
+	fs.StringVar(&raw.failover, "failover", "", "with --gtid: comma-separated DSNs of the servers that may be promoted when the source is lost")
+	fs.StringVar(&raw.sourcePasswordFile, "source-password-file", "", "the password of --source and --failover DSNs written without one, from the first line of `FILE` (chmod 600)")
+	fs.StringVar(&raw.targetPasswordFile, "target-password-file", "", "the password of --target when written without one, from the first line of `FILE` (chmod 600)")
 	fs.UintVar(&o.serverID, "server-id", 1013, "replica server id of the binlog dump (unique among the source's replicas)")
 	fs.BoolVar(&o.gtid, "gtid", false, "stream by GTID (survives a failover); a run resumes in the mode it started in")
 	fs.StringVar(&o.stateDB, "state-db", "binlogstream", "target database holding the checkpoint and the snapshot state")
@@ -50,74 +90,87 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.stopAtCurrent, "stop-at-current", false, "exit once everything the source had written at start-up is applied")
 	fs.BoolVar(&o.quiet, "quiet", false, "log warnings and errors only")
 	fs.BoolVar(&o.snapOnly, "snapshot-only", false, "exit after the snapshot")
-	if err := fs.Parse(args); err != nil {
-		return nil, err
-	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
-	var err error
+	return fs
+}
+
+// parseServers parses the required --source and --target DSNs.
+func (o *options) parseServers(raw rawFlags) error {
 	for _, f := range []struct {
 		name, val string
 		dst       *binlogstream.DSN
-	}{{"--source", *src, &o.source}, {"--target", *tgt, &o.target}} {
+	}{{"--source", raw.source, &o.source}, {"--target", raw.target, &o.target}} {
 		if f.val == "" {
-			return nil, fmt.Errorf("%s is required", f.name)
+			return fmt.Errorf("%s is required", f.name)
 		}
+		var err error
 		if *f.dst, err = binlogstream.ParseDSN(f.val); err != nil {
-			return nil, fmt.Errorf("%s: %w", f.name, err)
+			return fmt.Errorf("%s: %w", f.name, err)
 		}
 	}
-	if *tables == "" {
-		return nil, errors.New("--tables is required, e.g. --tables app.orders,app.order_*")
-	}
+	return nil
+}
+
+// readPasswordFiles gives --source and --target the password of their
+// file when they have none, and returns the source's ("" without a file)
+// for the --failover DSNs.
+func (o *options) readPasswordFiles(raw rawFlags) (string, error) {
 	var srcPassword string
 	for _, f := range []struct {
 		name, path string
 		pw         *string
 		dsn        *binlogstream.DSN
-	}{{"--source-password-file", *srcPW, &srcPassword, &o.source}, {"--target-password-file", *tgtPW, new(string), &o.target}} {
+	}{{"--source-password-file", raw.sourcePasswordFile, &srcPassword, &o.source}, {"--target-password-file", raw.targetPasswordFile, new(string), &o.target}} {
 		if f.path == "" {
 			continue
 		}
+		var err error
 		if *f.pw, err = readPasswordFile(f.name, f.path); err != nil {
-			return nil, err
+			return "", err
 		}
 		if f.dsn.Password == "" {
 			f.dsn.Password = *f.pw
 		}
 	}
-	if o.tables, err = binlogstream.ParseTablePatterns(*tables); err != nil {
-		return nil, fmt.Errorf("--tables: %w", err)
+	return srcPassword, nil
+}
+
+// parseFailover parses --failover (GTID mode only), password given to
+// the DSNs that have none.
+func (o *options) parseFailover(list, password string) error {
+	if list == "" {
+		return nil
 	}
-	if *failover != "" {
-		if !o.gtid {
-			return nil, errors.New("--failover needs --gtid: file positions mean nothing on another server")
-		}
-		for _, s := range strings.Split(*failover, ",") {
-			d, err := binlogstream.ParseDSN(strings.TrimSpace(s))
-			if err != nil {
-				return nil, fmt.Errorf("--failover: %w", err)
-			}
-			if d.Password == "" {
-				d.Password = srcPassword
-			}
-			o.failover = append(o.failover, d)
-		}
+	if !o.gtid {
+		return errors.New("--failover needs --gtid: file positions mean nothing on another server")
 	}
+	for _, s := range strings.Split(list, ",") {
+		d, err := binlogstream.ParseDSN(strings.TrimSpace(s))
+		if err != nil {
+			return fmt.Errorf("--failover: %w", err)
+		}
+		if d.Password == "" {
+			d.Password = password
+		}
+		o.failover = append(o.failover, d)
+	}
+	return nil
+}
+
+// checkLimits checks the numeric flags and --name.
+func (o *options) checkLimits() error {
 	switch {
 	case o.serverID == 0 || o.serverID > 1<<32-1:
-		return nil, errors.New("--server-id must be between 1 and 4294967295")
+		return errors.New("--server-id must be between 1 and 4294967295")
 	case o.batch < 1:
-		return nil, errors.New("--batch must be at least 1")
+		return errors.New("--batch must be at least 1")
 	case o.chunk < 1:
-		return nil, errors.New("--chunk must be at least 1")
+		return errors.New("--chunk must be at least 1")
 	case o.interval <= 0 || o.heartbeat <= 0:
-		return nil, errors.New("--checkpoint-interval and --heartbeat must be positive")
+		return errors.New("--checkpoint-interval and --heartbeat must be positive")
 	case o.name == "" || len(o.name) > 64:
-		return nil, errors.New("--name must be 1 to 64 characters")
+		return errors.New("--name must be 1 to 64 characters")
 	}
-	return &o, nil
+	return nil
 }
 
 func cli(ctx context.Context, args []string, stderr io.Writer) int {

@@ -241,47 +241,79 @@ func copyTable(ctx context.Context, src *client.Conn, tgt *target, t *table, pos
 		return prev, err
 	}
 	chunk = max(1, min(chunk, 60000/len(t.write))) // a statement takes at most 65535 placeholders
-	st := snapState{pos: pos, gtid: gtid}
-	resume := t.intKey && prev.pos.File != "" && len(prev.lastKey) > 0
-	var last []any // the key of the last row copied
-	if resume {
-		st.segs, st.lastKey, st.copied = prev.segs, prev.lastKey, prev.copied
-		// No segment for a position no row was copied at (a second kill
-		// before the first chunk of a resumed copy).
-		if n := len(st.segs); n == 0 || compareKeys(st.segs[n-1].Upto, prev.lastKey) != 0 {
-			st.segs = append(slices.Clone(st.segs), segment{Upto: prev.lastKey, File: prev.pos.File, Pos: prev.pos.Offset, GTID: prev.gtid})
-		}
-		var err error
-		if last, err = keyArgs(prev.lastKey); err != nil {
-			return prev, fmt.Errorf("target: the snapshot state of %s: %w", t, err)
-		}
-	}
-	err := tgt.inTx(func() error {
-		switch {
-		case resume:
-		case prev.pos.File != "":
-			// Rows copied as of an older snapshot, and no key order we can
-			// compare in: copy the table again.
-			if _, err := tgt.exec("DELETE FROM " + t.quoted()); err != nil {
-				return fmt.Errorf("target: clear %s for a new snapshot: %w", t, err)
-			}
-		default:
-			if r, err := tgt.exec("SELECT 1 FROM " + t.quoted() + " LIMIT 1"); err != nil {
-				return fmt.Errorf("target: %w", err)
-			} else if r.RowNumber() > 0 {
-				return fmt.Errorf("target: table %s is not empty: binlog-replicate copies into empty tables", t)
-			}
-		}
-		_, err := tgt.exec("INSERT INTO "+tgt.stateTable("snapshot")+
-			" (name, tbl, file, pos, gtid, copied, done, last_key, segments) VALUES (?, ?, ?, ?, ?, ?, FALSE, ?, ?) "+
-			"ON DUPLICATE KEY UPDATE file = VALUES(file), pos = VALUES(pos), gtid = VALUES(gtid), copied = VALUES(copied), "+
-			"done = FALSE, last_key = VALUES(last_key), segments = VALUES(segments)",
-			tgt.name, t.String(), st.pos.File, st.pos.Offset, st.gtid, st.copied, encodeKey(st.lastKey), encodeSegments(st.segs))
-		return err
-	})
+	st, last, resume, err := copyStart(t, pos, gtid, prev)
 	if err != nil {
 		return prev, err
 	}
+	if err := tgt.inTx(func() error { return startCopy(tgt, t, st, prev, resume) }); err != nil {
+		return prev, err
+	}
+	keyAt := keyColumns(t)
+	for {
+		if err := ctx.Err(); err != nil { // stopped: the committed chunks stay
+			return prev, err
+		}
+		done, err := copyChunk(src, tgt, t, &st, &last, keyAt, chunk)
+		if err != nil {
+			return prev, err
+		}
+		if done {
+			st.done = true
+			return st, nil
+		}
+	}
+}
+
+// copyStart is the state a copy of t as of pos/gtid starts from, the key
+// of the last row already copied (nil for none), and whether the copy
+// resumes prev's (t has an integer key and prev copied rows).
+func copyStart(t *table, pos binlogstream.Position, gtid string, prev snapState) (st snapState, last []any, resume bool, err error) {
+	st = snapState{pos: pos, gtid: gtid}
+	resume = t.intKey && prev.pos.File != "" && len(prev.lastKey) > 0
+	if !resume {
+		return st, nil, false, nil
+	}
+	st.segs, st.lastKey, st.copied = prev.segs, prev.lastKey, prev.copied
+	// No segment for a position no row was copied at (a second kill
+	// before the first chunk of a resumed copy).
+	if n := len(st.segs); n == 0 || compareKeys(st.segs[n-1].Upto, prev.lastKey) != 0 {
+		st.segs = append(slices.Clone(st.segs), segment{Upto: prev.lastKey, File: prev.pos.File, Pos: prev.pos.Offset, GTID: prev.gtid})
+	}
+	if last, err = keyArgs(prev.lastKey); err != nil {
+		return st, nil, true, fmt.Errorf("target: the snapshot state of %s: %w", t, err)
+	}
+	return st, last, true, nil
+}
+
+// startCopy, in a target transaction, readies t's target table (kept on a
+// resume, emptied for a copy of a new snapshot, required empty for a
+// first copy) and records st as t's snapshot state, not done.
+func startCopy(tgt *target, t *table, st, prev snapState, resume bool) error {
+	switch {
+	case resume:
+	case prev.pos.File != "":
+		// Rows copied as of an older snapshot, and no key order we can
+		// compare in: copy the table again.
+		if _, err := tgt.exec("DELETE FROM " + t.quoted()); err != nil {
+			return fmt.Errorf("target: clear %s for a new snapshot: %w", t, err)
+		}
+	default:
+		if r, err := tgt.exec("SELECT 1 FROM " + t.quoted() + " LIMIT 1"); err != nil {
+			return fmt.Errorf("target: %w", err)
+		} else if r.RowNumber() > 0 {
+			return fmt.Errorf("target: table %s is not empty: binlog-replicate copies into empty tables", t)
+		}
+	}
+	_, err := tgt.exec("INSERT INTO "+tgt.stateTable("snapshot")+
+		" (name, tbl, file, pos, gtid, copied, done, last_key, segments) VALUES (?, ?, ?, ?, ?, ?, FALSE, ?, ?) "+
+		"ON DUPLICATE KEY UPDATE file = VALUES(file), pos = VALUES(pos), gtid = VALUES(gtid), copied = VALUES(copied), "+
+		"done = FALSE, last_key = VALUES(last_key), segments = VALUES(segments)",
+		tgt.name, t.String(), st.pos.File, st.pos.Offset, st.gtid, st.copied, encodeKey(st.lastKey), encodeSegments(st.segs))
+	return err
+}
+
+// keyColumns is where each of t's key columns is among its written ones.
+func keyColumns(t *table) []int {
 	keyAt := make([]int, len(t.key))
 	for i, k := range t.key {
 		for j, w := range t.write {
@@ -290,52 +322,51 @@ func copyTable(ctx context.Context, src *client.Conn, tgt *target, t *table, pos
 			}
 		}
 	}
-	for {
-		if err := ctx.Err(); err != nil { // stopped: the committed chunks stay
-			return prev, err
-		}
-		r, err := src.Execute(t.selectChunkSQL(last != nil, chunk), last...)
-		if err != nil {
-			return prev, fmt.Errorf("source: read %s: %w", t, err)
-		}
-		n := r.RowNumber()
-		args := make([]any, 0, n*len(t.write))
-		for i := range n {
-			for j := range t.write {
-				args = append(args, ownValue(r.Values[i][j].Value()))
-			}
-		}
-		if n > 0 {
-			last = last[:0]
-			for _, j := range keyAt {
-				last = append(last, args[(n-1)*len(t.write)+j])
-			}
-			if t.intKey {
-				if st.lastKey, err = intKey(last); err != nil {
-					return prev, fmt.Errorf("source: %s: %w", t, err)
-				}
-			}
-		}
-		done := n < chunk
-		err = tgt.inTx(func() error {
-			if n > 0 {
-				if _, err := tgt.exec(t.insertSQL(n), args...); err != nil {
-					return &applyError{op: "snapshot insert into", table: t, at: st.pos.String(), err: err}
-				}
-			}
-			_, err := tgt.exec("UPDATE "+tgt.stateTable("snapshot")+" SET copied = copied + ?, done = ?, last_key = ? WHERE name = ? AND tbl = ?",
-				n, done, encodeKey(st.lastKey), tgt.name, t.String())
-			return err
-		})
-		if err != nil {
-			return prev, err
-		}
-		st.copied += uint64(n)
-		if done {
-			st.done = true
-			return st, nil
+	return keyAt
+}
+
+// copyChunk copies the next chunk of t's rows after the key last (nil:
+// from the first) and the state st in one target transaction, advancing
+// last and st; done once a chunk comes back short.
+func copyChunk(src *client.Conn, tgt *target, t *table, st *snapState, last *[]any, keyAt []int, chunk int) (done bool, err error) {
+	r, err := src.Execute(t.selectChunkSQL(*last != nil, chunk), *last...)
+	if err != nil {
+		return false, fmt.Errorf("source: read %s: %w", t, err)
+	}
+	n := r.RowNumber()
+	args := make([]any, 0, n*len(t.write))
+	for i := range n {
+		for j := range t.write {
+			args = append(args, ownValue(r.Values[i][j].Value()))
 		}
 	}
+	if n > 0 {
+		*last = (*last)[:0]
+		for _, j := range keyAt {
+			*last = append(*last, args[(n-1)*len(t.write)+j])
+		}
+		if t.intKey {
+			if st.lastKey, err = intKey(*last); err != nil {
+				return false, fmt.Errorf("source: %s: %w", t, err)
+			}
+		}
+	}
+	done = n < chunk
+	err = tgt.inTx(func() error {
+		if n > 0 {
+			if _, err := tgt.exec(t.insertSQL(n), args...); err != nil {
+				return &applyError{op: "snapshot insert into", table: t, at: st.pos.String(), err: err}
+			}
+		}
+		_, err := tgt.exec("UPDATE "+tgt.stateTable("snapshot")+" SET copied = copied + ?, done = ?, last_key = ? WHERE name = ? AND tbl = ?",
+			n, done, encodeKey(st.lastKey), tgt.name, t.String())
+		return err
+	})
+	if err != nil {
+		return false, err
+	}
+	st.copied += uint64(n)
+	return done, nil
 }
 
 // ownValue copies bytes out of the result's buffer.

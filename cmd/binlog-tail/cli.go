@@ -35,7 +35,13 @@ per DDL or other statement.
 FILE is the checkpoint: when it is not empty, binlog-tail resumes right after
 its last complete line (an incomplete last line is cut first) and ignores
 --start, so a kill at any moment followed by the same command leaves FILE as
-an uninterrupted run would have.
+an uninterrupted run would have. FILE.schema, beside it, is FILE's schema
+history: the column names of its rows as of each binlog position. A FILE
+with lines whose FILE.schema is missing is refused, FILE left untouched,
+since a history rebuilt then would change the rows' form (names, or
+positional arrays) halfway through the file: restore FILE.schema as it was
+written with FILE, or move FILE aside and start again. A FILE with no
+complete line starts afresh, with a new FILE.schema.
 
 With --gtid the position is a GTID set, the same on every server of a
 replication topology, and --failover-to names servers (tried in order) that
@@ -100,14 +106,52 @@ type options struct {
 	FailoverTo []binlogstream.DSN
 }
 
+// rawFlags are the flags options takes only once they are checked: the
+// DSNs and the password file.
+type rawFlags struct {
+	dsn, passwordFile string
+	failoverTo        []string
+}
+
+// parseFlags parses and checks the command line; flag.ErrHelp for --help.
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
-	var dsn, passwordFile string
-	var failoverTo []string
+	var raw rawFlags
+	fs := newFlagSet(&o, &raw, stderr)
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if o.Demo {
+		return o, nil
+	}
+	if (raw.dsn == "" && o.BinlogDir == "") || o.Out == "" {
+		return o, errors.New("--out and one of --dsn or --binlog-dir are required (see --help)")
+	}
+	password, err := o.resolveDSN(raw)
+	if err != nil {
+		return o, err
+	}
+	if err := o.checkServerIDAndFlavor(); err != nil {
+		return o, err
+	}
+	if err := o.resolveFailoverTo(raw.failoverTo, password); err != nil {
+		return o, err
+	}
+	if err := o.checkCombinations(); err != nil {
+		return o, err
+	}
+	return o, o.checkStart()
+}
+
+// newFlagSet defines binlog-tail's flags, parsed into o and raw.
+func newFlagSet(o *options, raw *rawFlags, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("binlog-tail", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&dsn, "dsn", "", "source server, a go-sql-driver DSN: USER:PASS@tcp(HOST:PORT)/ or USER:PASS@unix(PATH)/ (needs REPLICATION SLAVE and BINLOG MONITOR / REPLICATION CLIENT)")
-	fs.StringVar(&o.Out, "out", "", "JSON Lines output file; also the checkpoint")
+	fs.StringVar(&raw.dsn, "dsn", "", "source server, a go-sql-driver DSN: USER:PASS@tcp(HOST:PORT)/ or USER:PASS@unix(PATH)/ (needs REPLICATION SLAVE and BINLOG MONITOR / REPLICATION CLIENT)")
+	fs.StringVar(&o.Out, "out", "", "JSON Lines output `FILE`; also the checkpoint, resumed with its schema history FILE.schema (refused when that is missing)")
 	fs.StringVar(&o.BinlogBase, "binlog-base", "", "with --binlog-dir: the binlog files' `NAME` before the number (mysql-bin for mysql-bin.000001), "+
 		"needed when DIR holds several binlogs (a replica's datadir also holds its relay log)")
 	fs.StringVar(&o.BinlogDir, "binlog-dir", "", "read the binlog files in `DIR` (a server's binlog directory, a copy, or an archive written by mariadb-binlog/mysqlbinlog --raw) instead of a server; "+
@@ -119,10 +163,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.GTID, "gtid", false, "stream in GTID mode: positions and resume tokens are GTID sets, valid on every server of the topology (MariaDB, or MySQL with gtid_mode=ON)")
 	fs.Func("failover-to", "`DSN` of a server the stream may fail over to when --dsn stays unreachable (repeatable, tried in order; needs --gtid). "+
 		"It must be writable, have a binlog and hold every transaction already written, or it is refused", func(s string) error {
-		failoverTo = append(failoverTo, s) // parsed below: flag's own errors would print the password
+		raw.failoverTo = append(raw.failoverTo, s) // parsed below: flag's own errors would print the password
 		return nil
 	})
-	fs.StringVar(&passwordFile, "password-file", "", "read the password of every DSN that has none from `FILE` (one line; no access for group or others, as chmod 600); "+
+	fs.StringVar(&raw.passwordFile, "password-file", "", "read the password of every DSN that has none from `FILE` (one line; no access for group or others, as chmod 600); "+
 		"otherwise the MYSQL_PWD environment variable gives it")
 	fs.UintVar(&o.ServerID, "server-id", defaultServerID, "replica server id to register with; must differ from every other replica's (and every other binlog-tail's) on the server")
 	fs.StringVar(&o.Flavor, "flavor", "", "mysql or mariadb (default: detected from the server version)")
@@ -142,76 +186,94 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		fs.PrintDefaults()
 		fmt.Fprint(fs.Output(), formatText)
 	}
-	if err := fs.Parse(args); err != nil {
-		return o, err
-	}
-	if fs.NArg() > 0 {
-		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
-	if o.Demo {
-		return o, nil
-	}
-	if (dsn == "" && o.BinlogDir == "") || o.Out == "" {
-		return o, errors.New("--out and one of --dsn or --binlog-dir are required (see --help)")
-	}
-	o.Offline = dsn == ""
-	if dsn != "" {
-		d, err := binlogstream.ParseDSN(dsn)
+	return fs
+}
+
+// resolveDSN sets the source (--dsn, else offline) and its password, and
+// returns the password of the DSNs that have none.
+func (o *options) resolveDSN(raw rawFlags) (string, error) {
+	o.Offline = raw.dsn == ""
+	if raw.dsn != "" {
+		d, err := binlogstream.ParseDSN(raw.dsn)
 		if err != nil {
-			return o, err
+			return "", err
 		}
 		o.DSN = d
 	}
-	password, err := defaultPassword(passwordFile)
+	password, err := defaultPassword(raw.passwordFile)
 	if err != nil {
-		return o, err
+		return "", err
 	}
-	if dsn != "" && o.DSN.Password == "" {
+	if raw.dsn != "" && o.DSN.Password == "" {
 		o.DSN.Password = password
 	}
+	return password, nil
+}
+
+// checkServerIDAndFlavor checks --server-id and --flavor.
+func (o *options) checkServerIDAndFlavor() error {
 	if o.ServerID == 0 || o.ServerID > 1<<32-1 {
-		return o, fmt.Errorf("--server-id %d: want 1..4294967295", o.ServerID)
+		return fmt.Errorf("--server-id %d: want 1..4294967295", o.ServerID)
 	}
 	switch o.Flavor {
 	case "", mysql.MySQLFlavor, mysql.MariaDBFlavor:
+		return nil
 	default:
-		return o, fmt.Errorf("--flavor %q: want mysql or mariadb", o.Flavor)
+		return fmt.Errorf("--flavor %q: want mysql or mariadb", o.Flavor)
 	}
-	for _, s := range failoverTo {
+}
+
+// resolveFailoverTo parses the --failover-to DSNs, password given to
+// those that have none.
+func (o *options) resolveFailoverTo(dsns []string, password string) error {
+	for _, s := range dsns {
 		d, err := binlogstream.ParseDSN(s)
 		if err != nil {
-			return o, fmt.Errorf("--failover-to: %w", err)
+			return fmt.Errorf("--failover-to: %w", err)
 		}
 		if d.Password == "" {
 			d.Password = password
 		}
 		o.FailoverTo = append(o.FailoverTo, d)
 	}
+	return nil
+}
+
+// checkCombinations refuses flags that need another one.
+func (o *options) checkCombinations() error {
 	if o.BinlogBase != "" && o.BinlogDir == "" {
-		return o, errors.New("--binlog-base needs --binlog-dir")
+		return errors.New("--binlog-base needs --binlog-dir")
 	}
-	if len(o.FailoverTo) > 0 && dsn == "" {
-		return o, errors.New("--failover-to needs --dsn: the binlog files of --binlog-dir cannot fail over")
+	if len(o.FailoverTo) > 0 && o.Offline {
+		return errors.New("--failover-to needs --dsn: the binlog files of --binlog-dir cannot fail over")
 	}
 	if len(o.FailoverTo) > 0 && !o.GTID {
-		return o, errors.New("--failover-to needs --gtid: file positions differ from server to server, GTID sets do not")
+		return errors.New("--failover-to needs --gtid: file positions differ from server to server, GTID sets do not")
 	}
+	return nil
+}
+
+// checkStart checks --start against the mode: oldest, current, or a GTID
+// set with --gtid, a FILE:POS without.
+func (o *options) checkStart() error {
 	switch o.Start {
 	case "current", "oldest":
-	default:
-		if o.GTID {
-			if !parsesAsGTIDSet(o.Flavor, o.Start) {
-				return o, fmt.Errorf("--start %q: with --gtid want oldest, current or a GTID set (MySQL uuid:1-5, MariaDB domain-server-seq)", o.Start)
-			}
-		} else if _, err := binlogstream.ParsePosition(o.Start); err != nil {
-			hint := ""
-			if parsesAsGTIDSet(o.Flavor, o.Start) {
-				hint = " (a GTID set needs --gtid)"
-			}
-			return o, fmt.Errorf("--start %q: want oldest, current or FILE:POS%s", o.Start, hint)
-		}
+		return nil
 	}
-	return o, nil
+	if o.GTID {
+		if !parsesAsGTIDSet(o.Flavor, o.Start) {
+			return fmt.Errorf("--start %q: with --gtid want oldest, current or a GTID set (MySQL uuid:1-5, MariaDB domain-server-seq)", o.Start)
+		}
+		return nil
+	}
+	if _, err := binlogstream.ParsePosition(o.Start); err != nil {
+		hint := ""
+		if parsesAsGTIDSet(o.Flavor, o.Start) {
+			hint = " (a GTID set needs --gtid)"
+		}
+		return fmt.Errorf("--start %q: want oldest, current or FILE:POS%s", o.Start, hint)
+	}
+	return nil
 }
 
 // parsesAsGTIDSet reports whether s is a GTID set of flavor (of either
@@ -320,6 +382,8 @@ func defaultPassword(path string) (string, error) {
 	return pw, nil
 }
 
+// runTail streams the source the options name to o.Out until a signal,
+// --stop-at-current's target or an error.
 func runTail(ctx context.Context, o options, stderr io.Writer) error {
 	// One writer per file, before anything touches it.
 	release, err := lockOutput(o.Out)
@@ -327,56 +391,106 @@ func runTail(ctx context.Context, o options, stderr io.Writer) error {
 		return err
 	}
 	defer release()
-	// Recover the file first: a corrupt checkpoint fails before any
-	// connection, and a resumed run ignores --start.
+	rec, err := recoverOutput(o)
+	if err != nil {
+		return err
+	}
+	dir, err := openBinlogDir(o)
+	if err != nil {
+		return err
+	}
+	info, err := inspectSource(ctx, o, dir, !rec.Lines)
+	if err != nil {
+		return err
+	}
+	if err := checkResumeFlavor(o, rec, info); err != nil {
+		return err
+	}
+	cfg, err := newTailConfig(ctx, o, rec, dir, info, stderr)
+	if err != nil {
+		return err
+	}
+	_, err = tail(ctx, o.Out, cfg)
+	return explainUnservedStart(o, dir != nil, err)
+}
+
+// recoverOutput checks the output file before any connection and then
+// cuts its partial last line: a corrupt checkpoint, one of the other mode
+// or one whose schema history is missing is refused with the file left
+// as it was; a resumed run ignores --start.
+func recoverOutput(o options) (recovered, error) {
+	rec, err := peekOutput(o.Out)
+	if err != nil {
+		return rec, err
+	}
+	if rec.Lines && rec.Resume.IsGTID() != o.GTID {
+		return rec, modeMismatch(o.Out, rec.Resume)
+	}
+	if rec.Lines {
+		if err := requireSchemaHistory(o.Out); err != nil {
+			return rec, err
+		}
+	}
 	f, rec, err := openOutput(o.Out)
 	if err != nil {
-		return err
+		return rec, err
 	}
 	f.Close()
-	if rec.Lines && rec.Resume.IsGTID() != o.GTID {
-		return modeMismatch(o.Out, rec.Resume)
-	}
+	return rec, nil
+}
 
-	var dir *binlogstream.DirSource
-	if o.BinlogDir != "" {
-		if dir, err = binlogstream.NewDirSource(binlogstream.DirConfig{
-			Dir:    o.BinlogDir,
-			Base:   o.BinlogBase,
-			Flavor: o.Flavor,
-			// TIMESTAMP values render the same wherever binlog-tail runs.
-			Tune:        func(p *replication.BinlogParser) { p.SetTimestampStringLocation(time.UTC) },
-			DecodeTable: o.tableFilter(),
-			RecycleRows: true, // the writer releases each event once written
-		}); err != nil {
-			return fmt.Errorf("--binlog-dir: %w", err)
-		}
+// openBinlogDir opens --binlog-dir and lists its files once, so that a
+// directory that is not a binlog's fails here; nil without --binlog-dir.
+func openBinlogDir(o options) (*binlogstream.DirSource, error) {
+	if o.BinlogDir == "" {
+		return nil, nil
 	}
-	offline := o.Offline
-	var info serverInfo
-	if dir != nil {
-		if _, err := dir.Files(); err != nil {
-			if strings.Contains(err.Error(), "DirConfig.Base") {
-				err = fmt.Errorf("%w (with --binlog-base)", err)
-			}
-			return fmt.Errorf("--binlog-dir: %w", err)
-		}
-	}
-	if offline {
-		info, err = inspectDir(ctx, o, dir, !rec.Lines)
-	} else {
-		info, err = inspectServer(ctx, o, !rec.Lines)
-	}
+	dir, err := binlogstream.NewDirSource(binlogstream.DirConfig{
+		Dir:    o.BinlogDir,
+		Base:   o.BinlogBase,
+		Flavor: o.Flavor,
+		// TIMESTAMP values render the same wherever binlog-tail runs.
+		Tune:        func(p *replication.BinlogParser) { p.SetTimestampStringLocation(time.UTC) },
+		DecodeTable: o.tableFilter(),
+		RecycleRows: true, // the writer releases each event once written
+	})
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("--binlog-dir: %w", err)
 	}
-	if rec.Lines && o.GTID && rec.Resume.Flavor != info.Flavor {
-		from := o.DSN.String()
-		if offline {
-			from = o.BinlogDir
+	if _, err := dir.Files(); err != nil {
+		if strings.Contains(err.Error(), "DirConfig.Base") {
+			err = fmt.Errorf("%w (with --binlog-base)", err)
 		}
-		return fmt.Errorf("%s was written from a %s server in GTID mode; %s is %s", o.Out, rec.Resume.Flavor, from, info.Flavor)
+		return nil, fmt.Errorf("--binlog-dir: %w", err)
 	}
+	return dir, nil
+}
+
+// inspectSource reads the flavor and the positions the flags name from
+// the files of dir when offline, else from the server.
+func inspectSource(ctx context.Context, o options, dir *binlogstream.DirSource, needStart bool) (serverInfo, error) {
+	if o.Offline {
+		return inspectDir(ctx, o, dir, needStart)
+	}
+	return inspectServer(ctx, o, needStart)
+}
+
+// checkResumeFlavor refuses to resume a GTID-mode file from a source of
+// another flavor: the GTID sets of MySQL and MariaDB do not translate.
+func checkResumeFlavor(o options, rec recovered, info serverInfo) error {
+	if !rec.Lines || !o.GTID || rec.Resume.Flavor == info.Flavor {
+		return nil
+	}
+	from := o.DSN.String()
+	if o.Offline {
+		from = o.BinlogDir
+	}
+	return fmt.Errorf("%s was written from a %s server in GTID mode; %s is %s", o.Out, rec.Resume.Flavor, from, info.Flavor)
+}
+
+// newLogger is the streamer's logger: warnings and errors to stderr, none
+// with --quiet.
+func newLogger(o options, stderr io.Writer) *logrus.Logger {
 	logger := logrus.New()
 	logger.SetOutput(stderr)
 	logger.SetLevel(logrus.WarnLevel)
@@ -384,77 +498,82 @@ func runTail(ctx context.Context, o options, stderr io.Writer) error {
 	if o.Quiet {
 		logger.SetOutput(io.Discard)
 	}
-	syncerConfig := func(d binlogstream.DSN) binlogstream.SyncerConfig {
-		return binlogstream.SyncerConfig{
-			DSN:             d,
-			ServerID:        uint32(o.ServerID),
-			Flavor:          info.Flavor,
-			HeartbeatPeriod: time.Second,
-			ReadTimeout:     10 * time.Second,
-			// Decoded events are ~5x their binlog size; 32 of them keep
-			// the decoders ahead of the listener while what they wrote is
-			// still in the CPU caches (see queuedEvents).
-			EventCacheCount: 32,
-			DecodeTable:     o.tableFilter(),
-			RecycleRows:     true, // the writer releases each event once written
-			Tune: func(c *replication.BinlogSyncerConfig) {
-				// TIMESTAMP values render the same wherever binlog-tail runs.
-				c.TimestampStringLocation = time.UTC
-			},
-		}
+	return logger
+}
+
+// syncerConfig is the dump configuration of server d, a --dsn or a
+// --failover-to.
+func (o options) syncerConfig(d binlogstream.DSN, flavor string) binlogstream.SyncerConfig {
+	return binlogstream.SyncerConfig{
+		DSN:             d,
+		ServerID:        uint32(o.ServerID),
+		Flavor:          flavor,
+		HeartbeatPeriod: time.Second,
+		ReadTimeout:     10 * time.Second,
+		// Decoded events are ~5x their binlog size; 32 of them keep
+		// the decoders ahead of the listener while what they wrote is
+		// still in the CPU caches (see queuedEvents).
+		EventCacheCount: 32,
+		DecodeTable:     o.tableFilter(),
+		RecycleRows:     true, // the writer releases each event once written
+		Tune: func(c *replication.BinlogSyncerConfig) {
+			// TIMESTAMP values render the same wherever binlog-tail runs.
+			c.TimestampStringLocation = time.UTC
+		},
 	}
-	var src binlogstream.Source
-	var prober binlogstream.Prober
-	if offline {
-		src, prober = dir, dir
-	} else {
-		syncer, err := binlogstream.NewSyncerSource(syncerConfig(o.DSN))
+}
+
+// openSource is the stream's source and what probes it: the files of dir
+// offline; else the server, behind an archive source reading dir for
+// what the server purged when there is one (--start oldest then starts
+// at the archive's oldest file, set in info).
+func openSource(ctx context.Context, o options, rec recovered, dir *binlogstream.DirSource, info *serverInfo) (
+	binlogstream.Source, binlogstream.Prober, error) {
+	if o.Offline {
+		return dir, dir, nil
+	}
+	syncer, err := binlogstream.NewSyncerSource(o.syncerConfig(o.DSN, info.Flavor))
+	if err != nil {
+		return nil, nil, err
+	}
+	if dir == nil {
+		return syncer, syncer, nil
+	}
+	// What the server purged comes from the archive.
+	as, err := binlogstream.NewArchiveSource(binlogstream.ArchiveConfig{Archive: dir, Live: syncer})
+	if err != nil {
+		return nil, nil, err
+	}
+	if !rec.Lines && o.Start == "oldest" {
+		oldest, err := as.Oldest(ctx)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
-		src, prober = syncer, syncer
-		if dir != nil {
-			// What the server purged comes from the archive.
-			as, err := binlogstream.NewArchiveSource(binlogstream.ArchiveConfig{Archive: dir, Live: syncer})
-			if err != nil {
-				return err
-			}
-			src = as
-			if !rec.Lines && o.Start == "oldest" {
-				oldest, err := as.Oldest(ctx)
-				if err != nil {
-					return err
-				}
-				info.Start = binlogstream.Position{File: oldest, Offset: 4}
-			}
-		}
+		info.Start = binlogstream.Position{File: oldest, Offset: 4}
+	}
+	return as, syncer, nil
+}
+
+// newTailConfig is the streaming core's configuration for the options:
+// its source, logger, schema and table settings, start and target.
+func newTailConfig(ctx context.Context, o options, rec recovered, dir *binlogstream.DirSource, info serverInfo, stderr io.Writer) (
+	tailConfig, error) {
+	src, prober, err := openSource(ctx, o, rec, dir, &info)
+	if err != nil {
+		return tailConfig{}, err
 	}
 	cfg := tailConfig{
 		Source: src, // the library's reconnect default: about a minute
-		Logger: logger,
+		Logger: newLogger(o, stderr),
 		// Offline there is no server to read information_schema from:
 		// the tables the files create or alter are known, others are
 		// positional unless the files carry FULL row metadata.
-		SchemaSnapshot: !o.NoSnapshot && !offline,
+		SchemaSnapshot: !o.NoSnapshot && !o.Offline,
 		Tables:         o.Tables,
 	}
 	if o.GTID {
-		if cfg.Start, cfg.TargetGTID, err = gtidPositions(ctx, o, prober, info.Flavor, !rec.Lines, offline); err != nil {
-			return err
-		}
-		if len(o.FailoverTo) > 0 {
-			var cfgs []binlogstream.SyncerConfig
-			for _, d := range o.FailoverTo {
-				cfgs = append(cfgs, syncerConfig(d))
-			}
-			cands, err := binlogstream.SyncerCandidates(cfgs...)
-			if err != nil {
-				return err
-			}
-			cfg.Failover = &binlogstream.FailoverConfig{Resolver: binlogstream.StaticResolver(cands...)}
-			// Fail over after about a second of a dead server, not after
-			// the minute the default reconnects take.
-			cfg.MaxReconnectAttempts = 3
+		if err := setGTIDRange(ctx, o, rec, prober, info, &cfg); err != nil {
+			return tailConfig{}, err
 		}
 	} else {
 		cfg.Start, cfg.Target = binlogstream.StartAt(info.Start), info.Target
@@ -462,14 +581,48 @@ func runTail(ctx context.Context, o options, stderr io.Writer) error {
 	if !o.Quiet {
 		cfg.Progress = stderr
 	}
-	_, err = tail(ctx, o.Out, cfg)
+	return cfg, nil
+}
+
+// setGTIDRange sets cfg's GTID start and target and, with --failover-to,
+// the candidates the stream may fail over to.
+func setGTIDRange(ctx context.Context, o options, rec recovered, prober binlogstream.Prober, info serverInfo, cfg *tailConfig) error {
+	var err error
+	if cfg.Start, cfg.TargetGTID, err = gtidPositions(ctx, o, prober, info.Flavor, !rec.Lines, o.Offline); err != nil {
+		return err
+	}
+	if len(o.FailoverTo) == 0 {
+		return nil
+	}
+	var cfgs []binlogstream.SyncerConfig
+	for _, d := range o.FailoverTo {
+		cfgs = append(cfgs, o.syncerConfig(d, info.Flavor))
+	}
+	cands, err := binlogstream.SyncerCandidates(cfgs...)
+	if err != nil {
+		return err
+	}
+	cfg.Failover = &binlogstream.FailoverConfig{Resolver: binlogstream.StaticResolver(cands...)}
+	// Fail over after about a second of a dead server, not after
+	// the minute the default reconnects take.
+	cfg.MaxReconnectAttempts = 3
+	return nil
+}
+
+// explainUnservedStart adds to a server's refusal to send the binlog from
+// the stream's position (ER_MASTER_FATAL_ERROR_READING_BINLOG) what to do
+// about it; other errors pass as they are.
+func explainUnservedStart(o options, archived bool, err error) error {
 	var se *binlogstream.ServerError
-	if o.GTID && errors.As(err, &se) && se.Err.Code == mysql.ER_MASTER_FATAL_ERROR_READING_BINLOG {
+	if !errors.As(err, &se) || se.Err.Code != mysql.ER_MASTER_FATAL_ERROR_READING_BINLOG {
+		return err
+	}
+	if o.GTID {
 		return fmt.Errorf("the server cannot send every transaction after the GTID position "+
 			"(were its binlogs purged? an archive of its binlog files continues the stream: add --binlog-dir DIR; "+
 			"--start current begins with what it has now): %w", err)
 	}
-	if !o.GTID && dir == nil && errors.As(err, &se) && se.Err.Code == mysql.ER_MASTER_FATAL_ERROR_READING_BINLOG {
+	if !archived {
 		return fmt.Errorf("the server cannot send the binlog from %s (purged? an archive of its binlog files "+
 			"continues the stream: add --binlog-dir DIR): %w", se.Start, err)
 	}

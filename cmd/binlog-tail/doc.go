@@ -76,6 +76,14 @@
 //     an incomplete last line (one without a trailing newline, what a kill
 //     in the middle of a write leaves), then resumes right after the last
 //     complete line from that line's "resume" token; --start is ignored.
+//     FILE.schema, beside FILE, is its schema history (the column names
+//     of the rows as of each binlog position). A FILE with complete lines
+//     whose FILE.schema is missing is refused before anything touches FILE
+//     (its partial line included): a history rebuilt then (a new snapshot,
+//     or none offline) would change the rows' form halfway through FILE.
+//     Restore FILE.schema as it was written with FILE, or move FILE aside
+//     and start again. A FILE with no complete line starts afresh with a
+//     new FILE.schema.
 //   - --start (default current): where an empty FILE starts: current is
 //     SHOW MASTER STATUS, oldest the first file of SHOW BINARY LOGS at
 //     offset 4, or FILE:POS (an event boundary outside any statement).

@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/binlogstream/binlogstream"
 )
@@ -44,6 +46,70 @@ func openOutput(path string) (*os.File, recovered, error) {
 		return nil, recovered{}, fmt.Errorf("%s: %w", path, err)
 	}
 	return f, rec, nil
+}
+
+// peekOutput is what openOutput would recover from path, read without
+// changing the file (the cut of a partial last line included), so that a
+// run refused for what the file holds leaves it as it was. A missing file
+// is an empty one.
+func peekOutput(path string) (recovered, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return recovered{}, nil
+	}
+	if err != nil {
+		return recovered{}, err
+	}
+	defer f.Close()
+	rec, err := recoverFile(readOnlyFile{f})
+	if err != nil {
+		return recovered{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return rec, nil
+}
+
+// readOnlyFile is a file recoverFile reads but does not cut: the cut is
+// left to openOutput.
+type readOnlyFile struct{ *os.File }
+
+func (readOnlyFile) Truncate(int64) error { return nil }
+
+// requireSchemaHistory refuses to resume out (it holds complete lines)
+// without its schema history: the history gives each row its column names
+// as of its binlog position, and one made up now (a new snapshot, or none
+// offline) would write the rows after the resume point in another form
+// than those before, silently. Every run that writes a line creates
+// FILE.schema first (see createSchemaHistory), so a missing one was lost.
+func requireSchemaHistory(out string) error {
+	_, err := os.Stat(schemaPath(out))
+	if err == nil || !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return fmt.Errorf("%s has lines but its schema history %s is missing: the history gives the rows their column names "+
+		"as of each line's binlog position, and one rebuilt now would write the rows after the resume point in another form "+
+		"(other names, or positional arrays) than those before; restore %s as it was written with %s, "+
+		"or move %s aside and start again (--start)", out, schemaPath(out), schemaPath(out), out, out)
+}
+
+// createSchemaHistory creates the empty schema history of an output that
+// starts afresh, its name synced to disk where the file system allows,
+// before the first line is written: an output with lines always has its
+// FILE.schema (requireSchemaHistory).
+func createSchemaHistory(out string) error {
+	f, err := os.OpenFile(schemaPath(out), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	// Best effort, as FileSchemaStore does for its new file: a file
+	// system that cannot sync a directory still gets the file.
+	if d, err := os.Open(filepath.Dir(out)); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
 }
 
 // fileLike is what recoverFile needs of an *os.File.
@@ -122,8 +188,8 @@ func lastIndexByte(f io.ReaderAt, n int64, c byte) (int64, error) {
 // ahead of the writes (reserveBlocks: fallocate, the size unchanged), as
 // many as this run wrote so far, 1 to 32 MiB at a time. A write into
 // reserved blocks skips the file system's block reservation for each page
-// it dirties: on ext4 that was half the CPU of the write calls of a
-// 145 MB run. release gives back the blocks reserved past the end of the
+// it dirties, on ext4 a large part of a write call's CPU (BenchmarkTail
+// shows it). release gives back the blocks reserved past the end of the
 // file; a run that is killed leaves them reserved (not in the file: its
 // size is what was written) until a later run's release.
 type reservingWriter struct {

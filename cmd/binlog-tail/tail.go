@@ -148,11 +148,11 @@ type job struct {
 
 const (
 	// queuedEvents bounds the events between the listener and the file.
-	// Deeper queues cost more than they smooth: with 64 here and 128
-	// events decoded ahead (SyncerConfig.EventCacheCount, cli.go; 32 now)
-	// the heap grew by what stood in the queues, and every page of it was
-	// a fault to take (README table: 11.7k page faults against 5.8k, peak
-	// RSS 62 against 45 MB; 13-29% more CPU online, 7% offline).
+	// Deeper queues cost more than they smooth: the heap grows by what
+	// stands in the queues (and in SyncerConfig.EventCacheCount's events
+	// decoded ahead, cli.go), and every new page of it is a fault to take;
+	// BenchmarkRealTailMixes (root package) shows the page faults, peak
+	// RSS and CPU of a depth.
 	queuedEvents = 16
 	// maxKeptBuf: a job's line buffer grown past this by a huge event is
 	// dropped after use, so the queue holds at most about
@@ -164,12 +164,10 @@ const (
 	// data to stable storage instead of starting its disk writes.
 	flushEvery = 2
 	// writeBuffer: the lines go to the file in writes of this size (and
-	// when the periodic flush finds some). On a VM where a system call
-	// costs several times what it does on bare metal, 256 KiB took the
-	// README table's median wall 0.382 -> 0.357 s (CPU 0.51 -> 0.49 CPU-s,
-	// 21 runs in rotating order) against 64 KiB; the 14-column table
-	// stayed at 0.71 s. Writing each event's lines past the buffer
-	// instead (no copy, a write per event) cost 20-25 ms more.
+	// when the periodic flush finds some): fewer system calls where each
+	// costs much (a VM), against a copy into the buffer, which costs less
+	// than a write per event; BenchmarkRealTailMixes (root package)
+	// compares sizes.
 	writeBuffer = 256 << 10
 )
 
@@ -212,12 +210,11 @@ func (t *tailer) stopPipeline() {
 // what the file holds (startWriteback: sync_file_range, not waited for),
 // every flushEvery-th flushes the file's data to stable storage
 // (flushData: fdatasync, waited for here, not by the writer). With the
-// writes started while the stream runs, the fsync at the end of a 145 MB
-// run waited 9 ms instead of 100-115 ms on a disk that stores what it is
-// given; on one with a volatile write cache (a VM's virtual disk) that
-// fsync still waited 70-120 ms to flush the cache, and flushing every
-// 32 MiB took about 22 ms off the median wall of a run for about 25 ms
-// more CPU (README's Performance).
+// writes started while the stream runs, the fsync at the end of a run
+// waits for the last of them only; on a disk with a volatile write cache
+// (a VM's virtual disk) that fsync still flushes the cache, which the
+// flushes along the way keep small. BenchmarkRealTailMixes (root
+// package) measures the wall and CPU of a run with them.
 //
 // A writeback that is not available here (or not for this file) is not
 // asked for again: the fsync at the end still writes everything and
@@ -376,31 +373,13 @@ func tail(ctx context.Context, path string, cfg tailConfig) (res tailResult, err
 		return res, nil // nothing to do
 	}
 
-	if !rec.Lines {
-		// The schema history belongs to the output: a file that starts
-		// over starts a new one (perhaps on another server's binlog).
-		if err := os.Remove(schemaPath(path)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			f.Close()
-			return res, err
-		}
+	store, err := openSchemaHistory(path, rec.Lines)
+	if err != nil {
+		return res, err
 	}
-	store := binlogstream.NewFileSchemaStore(schemaPath(path))
 	defer store.Close()
 	schema := &binlogstream.SchemaConfig{Store: store, Snapshot: cfg.SchemaSnapshot}
-	var progress time.Duration
-	if cfg.Tables != nil {
-		// The rows of other tables are not delivered, and their other
-		// events write no line: a progress line about once a second keeps
-		// the file's checkpoint past them (see skip).
-		progress = time.Second
-		if cfg.progressInterval > 0 {
-			progress = cfg.progressInterval
-		}
-		if dbs, ok := cfg.Tables.Schemas(); ok {
-			schema.Databases = dbs // only their tables need a definition
-		}
-		t.progressEvery, t.lastLine, t.lastResume = progress, time.Now(), from
-	}
+	progress := t.followTables(schema, from)
 	s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{
 		Source:               cfg.Source,
 		Start:                from,
@@ -447,6 +426,43 @@ func tail(ctx context.Context, path string, cfg tailConfig) (res tailResult, err
 		return res, errCrashed
 	}
 	return res, err
+}
+
+// openSchemaHistory is the store of the output's schema history,
+// FILE.schema. The history belongs to the output: a file with no line
+// starts a new one (perhaps on another server's binlog), created empty
+// before the first line is written.
+func openSchemaHistory(path string, lines bool) (*binlogstream.FileSchemaStore, error) {
+	if !lines {
+		if err := os.Remove(schemaPath(path)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		if err := createSchemaHistory(path); err != nil {
+			return nil, err
+		}
+	}
+	return binlogstream.NewFileSchemaStore(schemaPath(path)), nil
+}
+
+// followTables, with --tables, limits the schema snapshot to the
+// patterns' databases when they name fixed ones and returns the
+// streamer's progress interval, the tailer's progress lines starting
+// from `from`; 0 without --tables. The rows of other tables are not
+// delivered, and their other events write no line: a progress line about
+// once a second keeps the file's checkpoint past them (see skip).
+func (t *tailer) followTables(schema *binlogstream.SchemaConfig, from binlogstream.ResumePosition) time.Duration {
+	if t.cfg.Tables == nil {
+		return 0
+	}
+	progress := time.Second
+	if t.cfg.progressInterval > 0 {
+		progress = t.cfg.progressInterval
+	}
+	if dbs, ok := t.cfg.Tables.Schemas(); ok {
+		schema.Databases = dbs // only their tables need a definition
+	}
+	t.progressEvery, t.lastLine, t.lastResume = progress, time.Now(), from
+	return progress
 }
 
 // schemaPath is where the schema history of the output file lives.
