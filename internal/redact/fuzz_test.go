@@ -14,7 +14,7 @@ func FuzzMask(f *testing.F) {
 	}
 	f.Add("CREATE USER a IDENTIFIED BY 'a\\', b IDENTIFIED BY 'pw'", uint8(NoBackslashEscapes))
 	f.Fuzz(func(t *testing.T, q string, mode uint8) {
-		m := Mode(mode) & (NoBackslashEscapes | ANSIQuotes)
+		m := Mode(mode) & (NoBackslashEscapes | ANSIQuotes | Unsure)
 		got := String(q, m)
 		if b := string(Bytes([]byte(q), m)); b != got {
 			t.Fatalf("String %q, Bytes %q", got, b)
@@ -72,6 +72,9 @@ func FuzzSecretNeverLeaks(f *testing.F) {
 		}
 		if !strings.Contains(got, Mask) {
 			t.Fatalf("nothing masked in %q", got)
+		}
+		if got := String(q, Unsure); strings.Contains(got, body) {
+			t.Fatalf("mode unknown: the secret %q is in %q (from %q)", body, got, q)
 		}
 	})
 }

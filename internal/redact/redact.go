@@ -30,6 +30,10 @@ const (
 	// plain byte (sql_mode ANSI_QUOTES). The masker still masks one
 	// where a secret is expected.
 	ANSIQuotes
+	// Unsure: the sql_mode is not known. A literal is masked where it
+	// is one under any of the modes above, which read a backslash in a
+	// string differently and so end strings at different places.
+	Unsure
 )
 
 // String returns q with its secrets masked; q itself when it has none.
@@ -74,10 +78,50 @@ func secrets[T text](q T, m Mode) []span {
 	if !mayHoldSecrets(&l) {
 		return nil
 	}
-	l = lexer[T]{q: q, mode: m}
-	s := scanner[T]{l: l}
+	if m&Unsure == 0 || !hasBackslash(q) {
+		return scan(q, m&^Unsure)
+	}
+	spans := scan(q, 0)
+	spans = union(spans, scan(q, NoBackslashEscapes))
+	return union(spans, scan(q, ANSIQuotes))
+}
+
+func scan[T text](q T, m Mode) []span {
+	s := scanner[T]{l: lexer[T]{q: q, mode: m}}
 	s.run()
 	return s.spans
+}
+
+func hasBackslash[T text](q T) bool {
+	for i := 0; i < len(q); i++ {
+		if q[i] == '\\' {
+			return true
+		}
+	}
+	return false
+}
+
+// union merges two ordered span lists into one, spans that overlap or
+// touch becoming one.
+func union(a, b []span) []span {
+	if len(b) == 0 {
+		return a
+	}
+	all := make([]span, 0, len(a)+len(b))
+	for len(a) > 0 || len(b) > 0 {
+		var next span
+		if len(b) == 0 || len(a) > 0 && a[0].start <= b[0].start {
+			next, a = a[0], a[1:]
+		} else {
+			next, b = b[0], b[1:]
+		}
+		if n := len(all); n > 0 && next.start <= all[n-1].end {
+			all[n-1].end = max(all[n-1].end, next.end)
+			continue
+		}
+		all = append(all, next)
+	}
+	return all
 }
 
 // mayHoldSecrets is the fast check: the statement's first keyword (after

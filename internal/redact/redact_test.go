@@ -113,6 +113,14 @@ func TestModes(t *testing.T) {
 	if got := String(in, NoBackslashEscapes); got != want {
 		t.Errorf("NoBackslashEscapes: got %q", got)
 	}
+	// Not knowing the mode, both readings' literals are masked.
+	in = `CREATE USER a IDENTIFIED BY 'a\', b IDENTIFIED BY 'Zx9-secret'`
+	if got := String(in, 0); got != `CREATE USER a IDENTIFIED BY `+M+`Zx9-secret'` {
+		t.Errorf("backslash escapes: got %q", got)
+	}
+	if got := String(in, Unsure); got != `CREATE USER a IDENTIFIED BY `+M {
+		t.Errorf("Unsure: got %q", got)
+	}
 	in = `CREATE USER "a\" IDENTIFIED BY 'pw'`
 	want = `CREATE USER "a\" IDENTIFIED BY ` + M
 	if got := String(in, ANSIQuotes); got != want {
