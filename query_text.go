@@ -9,7 +9,7 @@ import (
 
 // SecretMask is what MaskSecrets and Event.MaskedQuery put in place of
 // each secret literal.
-const SecretMask = redact.Mask
+const SecretMask = "'<secret>'"
 
 // MaskSecrets returns sql with the secrets of credential statements
 // masked: each password, password hash or authentication string literal

@@ -7,6 +7,8 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 	pmysql "github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/stretchr/testify/assert"
+
+	"github.com/binlogstream/binlogstream/internal/redact"
 )
 
 // queryEventWithMode is a Query event of q whose status variables give
@@ -22,6 +24,7 @@ func queryEventWithMode(q string, mode pmysql.SQLMode) *Event {
 }
 
 func TestMaskedQuery(t *testing.T) {
+	assert.Equal(t, redact.Mask, SecretMask)
 	q := `CREATE USER a IDENTIFIED BY 'a\', b IDENTIFIED BY 'Zx9-secret'`
 	// With backslash escapes 'a\', b IDENTIFIED BY ' is one string.
 	assert.Equal(t, `CREATE USER a IDENTIFIED BY `+SecretMask+`Zx9-secret'`, queryEventWithMode(q, 0).MaskedQuery())
