@@ -41,3 +41,10 @@ func TestMaskedQuery(t *testing.T) {
 	assert.Equal(t, `SET PASSWORD FOR u = PASSWORD(`+SecretMask+`)`, MaskSecrets(`SET PASSWORD FOR u = PASSWORD('pw')`))
 	assert.Equal(t, "COMMIT", MaskSecrets("COMMIT"))
 }
+
+// TestTruncateSQLMasks: statements quoted in errors and Table.Unknown
+// have their secrets masked.
+func TestTruncateSQLMasks(t *testing.T) {
+	got := truncateSQL("CREATE TABLE t (id INT)\n  ENGINE=FEDERATED CONNECTION='mysql://u:Fd8-secret@h/d/t'")
+	assert.Equal(t, "CREATE TABLE t (id INT) ENGINE=FEDERATED CONNECTION="+SecretMask, got)
+}

@@ -229,8 +229,10 @@ func (h *schemaHistory) applyFailed(db, sql string) ddlChange {
 	return ch
 }
 
+// truncateSQL is a statement as errors and Table.Unknown quote it: its
+// secrets masked (MaskSecrets), blanks collapsed, cut after 200 bytes.
 func truncateSQL(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = strings.Join(strings.Fields(MaskSecrets(s)), " ")
 	if len(s) > 200 {
 		return s[:200] + "..."
 	}
