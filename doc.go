@@ -171,4 +171,17 @@
 // With MariaDB the SyncerSource asks for Annotate_rows events, which the
 // server otherwise leaves out of a dump; listeners get them, and positions
 // stay countable on servers that send LogPos 0.
+//
+// # Secrets in statements
+//
+// MariaDB, and MySQL for some forms, write account statements to the
+// binlog as they were sent: CREATE USER ... IDENTIFIED BY 'password' has
+// the password in clear in its Query event. Event.MaskedQuery gives a
+// Query event's statement with every password, hash and authentication
+// string (CREATE/ALTER USER, GRANT, SET PASSWORD, server OPTIONS, CHANGE
+// MASTER, FEDERATED CONNECTION URLs) replaced by SecretMask and the rest
+// byte for byte; MaskSecrets does the same for any text. Other statements
+// come back as they are, after a look at their first keyword. Consumers
+// that log or write statements elsewhere use these; the raw Query stays
+// for those that apply it.
 package binlogstream

@@ -165,7 +165,7 @@ func (a *applier) listen(_ context.Context, ev binlogstream.Event) error {
 					what = t + ", which matches --tables but is not in the snapshot,"
 				}
 				return fmt.Errorf("DDL on %s at %s (gtid %q): %q: binlog-replicate does not apply DDL; "+
-					"apply it to the target yourself and start again under a new --name", what, ev.Start, ev.GTID, truncate(q, 200))
+					"apply it to the target yourself and start again under a new --name", what, ev.Start, ev.GTID, truncate(ev.MaskedQuery(), 200))
 			}
 		}
 	case *replication.MariadbGTIDEvent:

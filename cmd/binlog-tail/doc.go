@@ -149,6 +149,11 @@
 //	{"type":"query","schema":S,"query":Q,"gtid":G,"file":F,"pos":P,"resume":R}
 //	{"type":"progress","gtid":G,"file":F,"pos":P,"resume":R}
 //
+// Q is the statement with the secrets of credential statements (the
+// password of CREATE USER ... IDENTIFIED BY 'pw', say) replaced by
+// '<secret>', the rest as the binlog holds it (binlogstream's
+// Event.MaskedQuery).
+//
 // A progress line (only with --tables) says the stream went past rows of
 // other tables up to there; it carries no data.
 //

@@ -342,12 +342,14 @@ func appendTableLine(b []byte, tm *replication.TableMapEvent, tbl *binlogstream.
 	return appendToken(b, ev.Resume)
 }
 
-// appendQueryLine appends the line of a DDL or other statement event.
+// appendQueryLine appends the line of a DDL or other statement event, q
+// being ev's: the statement with its secrets masked (Event.MaskedQuery),
+// as the output is often shipped elsewhere.
 func appendQueryLine(b []byte, q *replication.QueryEvent, ev *binlogstream.Event) []byte {
 	b = append(b, `{"type":"query","schema":`...)
 	b = appendBytes(b, q.Schema)
 	b = append(b, `,"query":`...)
-	b = appendBytes(b, q.Query)
+	b = appendString(b, ev.MaskedQuery())
 	b = appendTailHead(b, ev)
 	return appendToken(b, ev.Resume)
 }

@@ -47,3 +47,10 @@ func parseDDLOnce(sql string) ([]ast.StmtNode, error) {
 	stmts, _, err := parser.New().ParseSQL(sql)
 	return stmts, err
 }
+
+// TestTruncateMasks: statements quoted in errors and Table.Unknown have
+// their secrets masked.
+func TestTruncateMasks(t *testing.T) {
+	got := Truncate("CREATE TABLE t (id INT)\n  ENGINE=FEDERATED CONNECTION='mysql://u:Fd8-secret@h/d/t'")
+	require.Equal(t, "CREATE TABLE t (id INT) ENGINE=FEDERATED CONNECTION='<secret>'", got)
+}

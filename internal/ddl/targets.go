@@ -1,6 +1,8 @@
 package ddl
 
 import (
+	"github.com/binlogstream/binlogstream/internal/redact"
+
 	"regexp"
 	"strings"
 
@@ -55,10 +57,11 @@ func skipSQLSpaceAndComments(q []byte) []byte {
 	}
 }
 
-// Truncate is a statement for a message: its runs of white space made one
-// space, cut to 200 bytes and "..." when longer.
+// Truncate is a statement for a message (errors, Table.Unknown): its
+// secrets masked (redact.Unsure), its runs of white space made one space,
+// cut to 200 bytes and "..." when longer.
 func Truncate(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = strings.Join(strings.Fields(redact.String(s, redact.Unsure)), " ")
 	if len(s) > 200 {
 		return s[:200] + "..."
 	}

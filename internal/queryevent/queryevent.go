@@ -50,11 +50,17 @@ func StatementText(q []byte, cs string) string {
 // SQLMode reads the sql_mode a Query event's statement ran under from
 // its status variables (Q_SQL_MODE_CODE), 0 when the event does not say.
 func SQLMode(vars []byte) uint64 {
+	mode, _ := LoggedSQLMode(vars)
+	return mode
+}
+
+// LoggedSQLMode is SQLMode, and whether the event says it at all.
+func LoggedSQLMode(vars []byte) (mode uint64, ok bool) {
 	v := statusVar(vars, 1)
 	if len(v) < 8 {
-		return 0
+		return 0, false
 	}
-	return binary.LittleEndian.Uint64(v)
+	return binary.LittleEndian.Uint64(v), true
 }
 
 // statusVar is the value of status variable want in a Query event's
