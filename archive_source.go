@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/binlogstream/binlogstream/internal/rows"
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 )
@@ -268,7 +269,7 @@ type archiveStream struct {
 
 // takeArena is the arena of the last event's rows, from the stream that
 // read it.
-func (s *archiveStream) takeArena() *rowsArena {
+func (s *archiveStream) takeArena() *rows.Arena {
 	s.mu.Lock()
 	live := s.live
 	s.mu.Unlock()

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/binlogstream/binlogstream/internal/rows"
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 	"github.com/sirupsen/logrus"
@@ -49,7 +50,7 @@ type Event struct {
 
 	// The memory of the decoded rows, when the source recycles it
 	// (RecycleRows), and its generation when it was given to this event.
-	arena    *rowsArena
+	arena    *rows.Arena
 	arenaGen uint64
 }
 
@@ -65,7 +66,7 @@ type Event struct {
 // the garbage collector, as when the source does not recycle.
 func (e *Event) Release() {
 	if e.arena != nil {
-		e.arena.release(e.arenaGen)
+		e.arena.Release(e.arenaGen)
 		e.arena = nil
 	}
 }
@@ -747,7 +748,7 @@ func (s *BinlogStreamer) deliverPayload(ctx context.Context, listeners []Listene
 // handle drops (counting in dropped) or delivers one event as d says;
 // arena is the memory of its decoded rows when the source recycles it.
 func (s *BinlogStreamer) handle(ctx context.Context, listeners []Listener, be *replication.BinlogEvent, d *decision,
-	from *ResumePosition, dropped *atomic.Uint64, arena *rowsArena) error {
+	from *ResumePosition, dropped *atomic.Uint64, arena *rows.Arena) error {
 	switch d.action {
 	case actIgnore:
 		return nil
@@ -778,7 +779,7 @@ func (s *BinlogStreamer) handle(ctx context.Context, listeners []Listener, be *r
 	}
 	ev := Event{BinlogEvent: be, Start: d.start, End: d.end, GTID: d.gtid, Resume: d.after, before: d.before, Table: table}
 	if arena != nil {
-		ev.arena, ev.arenaGen = arena, arena.gen.Load()
+		ev.arena, ev.arenaGen = arena, arena.Gen()
 	}
 	if d.skipRows > 0 {
 		re := be.Event.(*replication.RowsEvent)

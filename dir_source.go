@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/binlogstream/binlogstream/internal/binlogfile"
+	"github.com/binlogstream/binlogstream/internal/rows"
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 )
@@ -91,7 +93,7 @@ var ErrNotInDir = errors.New("binlogstream: position not in the binlog directory
 // ErrCorruptEvent is matched by errors for bytes that cannot be the binlog
 // event they claim to be: a bad checksum, an impossible length, a LogPos
 // that disagrees with the event's offset, a missing magic number.
-var ErrCorruptEvent = errors.New("binlogstream: corrupt binlog event")
+var ErrCorruptEvent = rows.ErrCorrupt
 
 // FileError is a binlog file that cannot be read at an offset: corrupt
 // (ErrCorruptEvent), missing (ErrNotInDir), truncated before a later file,
@@ -108,6 +110,15 @@ func (e *FileError) Error() string {
 }
 
 func (e *FileError) Unwrap() error { return e.Err }
+
+// fileFaults make the errors of internal/binlogfile this package's.
+var fileFaults = &binlogfile.Faults{Corrupt: ErrCorruptEvent, NotInDir: ErrNotInDir,
+	File: func(path string, off uint64, err error) error { return &FileError{Path: path, Offset: off, Err: err} }}
+
+// parseEvent is binlogfile.ParseEvent with ErrCorruptEvent.
+func parseEvent(p *replication.BinlogParser, raw []byte) (*replication.BinlogEvent, error) {
+	return binlogfile.ParseEvent(p, raw, ErrCorruptEvent)
+}
 
 var _ Source = (*DirSource)(nil)
 var _ ReplaySkipper = (*DirSource)(nil)
@@ -373,9 +384,9 @@ func (s *DirSource) Flavor() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var h *fileHead
+	var h *binlogfile.Head
 	if len(names) > 0 {
-		h, err = readHead(s.path(names[0]), "")
+		h, err = binlogfile.ReadHead(s.path(names[0]), "", fileFaults)
 	}
 	if len(names) == 0 || errors.Is(err, ErrNotInDir) { // nothing written yet
 		if s.cfg.Flavor != "" {
@@ -387,11 +398,11 @@ func (s *DirSource) Flavor() (string, error) {
 		return "", err
 	}
 	f = mysql.MySQLFlavor
-	if strings.Contains(strings.ToLower(h.fde.ServerVersion), "mariadb") {
+	if strings.Contains(strings.ToLower(h.FDE.ServerVersion), "mariadb") {
 		f = mysql.MariaDBFlavor
 	}
 	if s.cfg.Flavor != "" && s.cfg.Flavor != f {
-		return "", configError("Flavor is %s, but %s was written by %s (%s)", s.cfg.Flavor, s.path(names[0]), f, h.fde.ServerVersion)
+		return "", configError("Flavor is %s, but %s was written by %s (%s)", s.cfg.Flavor, s.path(names[0]), f, h.FDE.ServerVersion)
 	}
 	s.mu.Lock()
 	s.flavor, s.flavorRead = f, true
@@ -401,11 +412,11 @@ func (s *DirSource) Flavor() (string, error) {
 
 // startState is the GTID state a file starts with.
 func (s *DirSource) startState(name, flavor string) (mysql.GTIDSet, error) {
-	h, err := readHead(s.path(name), flavor)
+	h, err := binlogfile.ReadHead(s.path(name), flavor, fileFaults)
 	if err != nil {
 		return nil, err
 	}
-	return h.state, nil
+	return h.State, nil
 }
 
 // Probe reports the directory as a server would: Binlog is the end of the
@@ -427,7 +438,7 @@ func (s *DirSource) Probe(ctx context.Context) (ServerState, error) {
 	st := ServerState{Flavor: flavor, LogBin: true}
 	for i := len(names) - 1; i >= 0; i-- {
 		end, executed, known, err := s.scanEnd(names[i], flavor)
-		if errors.Is(err, errNotYet) && i > 0 {
+		if errors.Is(err, binlogfile.ErrNotYet) && i > 0 {
 			continue // a file just created: its Format_description is not written yet
 		}
 		if err != nil {
@@ -451,11 +462,11 @@ func (s *DirSource) Probe(ctx context.Context) (ServerState, error) {
 // file's starting state is not written yet).
 func (s *DirSource) scanEnd(name, flavor string) (end Position, executed string, known bool, err error) {
 	path := s.path(name)
-	h, err := readHead(path, flavor)
+	h, err := binlogfile.ReadHead(path, flavor, fileFaults)
 	if err != nil {
 		var fe *FileError
 		if errors.As(err, &fe) && errors.Is(err, ErrNotInDir) {
-			return Position{}, "", false, errNotYet
+			return Position{}, "", false, binlogfile.ErrNotYet
 		}
 		return Position{}, "", false, err
 	}
@@ -464,17 +475,17 @@ func (s *DirSource) scanEnd(name, flavor string) (end Position, executed string,
 		return Position{}, "", false, &FileError{Path: path, Err: err}
 	}
 	defer f.Close()
-	r := newEventReader(f, path)
-	if _, err := r.head(); err != nil {
+	r := binlogfile.NewReader(f, path, fileFaults)
+	if _, err := r.Head(); err != nil {
 		return Position{}, "", false, err
 	}
 	p := replication.NewBinlogParser()
 	p.SetFlavor(flavor)
-	if _, err := parseEvent(p, h.fdeRaw); err != nil {
+	if _, err := parseEvent(p, h.FDERaw); err != nil {
 		return Position{}, "", false, &FileError{Path: path, Offset: 4, Err: err}
 	}
 	var g groupTracker
-	set := h.state
+	set := h.State
 	if set == nil { // scanned for the end only
 		set, _ = mysql.ParseGTIDSet(flavor, "")
 	}
@@ -482,10 +493,10 @@ func (s *DirSource) scanEnd(name, flavor string) (end Position, executed string,
 	// checksum): a corrupt event must not pass for the end of the files.
 	var buf []byte
 	for {
-		off := r.off
-		raw, err := r.nextInto(h.crc, buf)
+		off := r.Off()
+		raw, err := r.NextInto(h.CRC, buf)
 		if err != nil {
-			if errors.Is(err, errNotYet) || errors.Is(err, io.EOF) {
+			if errors.Is(err, binlogfile.ErrNotYet) || errors.Is(err, io.EOF) {
 				break
 			}
 			return Position{}, "", false, err
@@ -510,5 +521,5 @@ func (s *DirSource) scanEnd(name, flavor string) (end Position, executed string,
 			}
 		}
 	}
-	return Position{File: name, Offset: r.off}, set.String(), h.state != nil, nil
+	return Position{File: name, Offset: r.Off()}, set.String(), h.State != nil, nil
 }

@@ -13,6 +13,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/binlogstream/binlogstream/internal/binlogfile"
+	"github.com/binlogstream/binlogstream/internal/readahead"
+	"github.com/binlogstream/binlogstream/internal/rows"
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 )
@@ -26,7 +29,7 @@ func (s *DirSource) newStream(streamed *Position, rowless bool) (*dirStream, err
 	}
 	p := replication.NewBinlogParser()
 	p.SetFlavor(flavor)
-	p.SetVerifyChecksum(false) // checked by eventReader, with file and offset
+	p.SetVerifyChecksum(false) // checked by binlogfile.Reader, with file and offset
 	if s.cfg.Tune != nil {
 		s.cfg.Tune(p)
 	}
@@ -38,21 +41,12 @@ func (s *DirSource) newStream(streamed *Position, rowless bool) (*dirStream, err
 	if rowless {
 		want = noTable
 	}
-	dec := newRowsDecoder(decodeWorkers(s.cfg.DecodeWorkers), skip, newTableFilter(want))
-	dec.recycle = s.cfg.RecycleRows
-	p.SetRowsEventDecodeFunc(dec.decode)
+	dec := readahead.NewDecoder(readahead.Workers(s.cfg.DecodeWorkers), skip.skipFunc(), readahead.NewTableFilter(want))
+	dec.Recycle = s.cfg.RecycleRows
+	p.SetRowsEventDecodeFunc(dec.Decode)
 	ctx, cancel := context.WithCancel(context.Background())
 	return &dirStream{src: s, flavor: flavor, parser: p, dec: dec, closed: make(chan struct{}), ctx: ctx, cancel: cancel,
-		q: newEventQueue(dirQueueEvents, dirQueueBytes)}, nil
-}
-
-func anyBitSet(bitmap []byte, n int) bool {
-	for i := 0; i < n && i/8 < len(bitmap); i++ {
-		if bitmap[i/8]&(1<<(i%8)) != 0 {
-			return true
-		}
-	}
-	return false
+		q: readahead.NewQueue(dirQueueEvents, dirQueueBytes)}, nil
 }
 
 // A stream reads and decodes ahead on its own goroutine, as go-mysql's
@@ -73,10 +67,10 @@ const (
 // reads and decodes (next) into q; Next serves q's batches on the
 // consumer's goroutine; Close may come from any.
 type dirStream struct {
-	q      *eventQueue
-	dec    *rowsDecoder    // rows decoded on workers; nil: on the reader
-	arena  *rowsArena      // of the rows of the event Next returned last (RecycleRows)
-	ctx    context.Context // the reader's; cancelled by Close
+	q      *readahead.Queue
+	dec    *readahead.Decoder // rows decoded on workers; nil: on the reader
+	arena  *rows.Arena        // of the rows of the event Next returned last (RecycleRows)
+	ctx    context.Context    // the reader's; cancelled by Close
 	cancel context.CancelFunc
 	batch  []*replication.BinlogEvent
 	pos    int
@@ -86,7 +80,7 @@ type dirStream struct {
 	parser *replication.BinlogParser
 
 	name     string // current file
-	r        *eventReader
+	r        *binlogfile.Reader
 	crc      bool     // the current file's events carry a checksum
 	headPos  uint64   // with needHead: the offset the dump starts at in name
 	headCRC  bool     // with needHead: whether the fake Rotate carries a checksum
@@ -130,17 +124,17 @@ func (st *dirStream) openHead() error {
 		}
 		return &FileError{Path: path, Err: err}
 	}
-	r := newEventReader(f, path)
-	h, err := r.head()
+	r := binlogfile.NewReader(f, path, fileFaults)
+	h, err := r.Head()
 	if err != nil {
 		f.Close()
 		return err
 	}
-	if st.headPos > 4 && st.headPos < r.off {
+	if st.headPos > 4 && st.headPos < r.Off() {
 		f.Close()
-		return r.corrupt(st.headPos, "the position is inside the Format_description (it ends at %d)", r.off)
+		return r.Corrupt(st.headPos, "the position is inside the Format_description (it ends at %d)", r.Off())
 	}
-	if st.headPos > r.off {
+	if st.headPos > r.Off() {
 		fi, err := f.Stat()
 		if err != nil {
 			f.Close()
@@ -150,32 +144,32 @@ func (st *dirStream) openHead() error {
 			f.Close()
 			return &FileError{Path: path, Offset: st.headPos, Err: fmt.Errorf("%w: the position is past the end of the file (%d bytes)", ErrNotInDir, fi.Size())}
 		}
-		if err := r.seek(st.headPos); err != nil {
+		if err := r.Seek(st.headPos); err != nil {
 			f.Close()
 			return err
 		}
 	}
-	fde := h.fdeRaw
-	if fde[17]&logEventBinlogInUse != 0 {
+	fde := h.FDERaw
+	if fde[17]&binlogfile.LogEventBinlogInUse != 0 {
 		// A server sends it without the flag (the checksum is of the
 		// event without it).
 		fde = bytes.Clone(fde)
-		fde[17] &^= logEventBinlogInUse
+		fde[17] &^= binlogfile.LogEventBinlogInUse
 	}
 	if st.headPos > 4 { // as a server resends it: LogPos 0, checksum recomputed
 		fde = bytes.Clone(fde)
 		binary.LittleEndian.PutUint32(fde[13:], 0)
-		if h.crc {
+		if h.CRC {
 			n := len(fde) - replication.BinlogChecksumLength
 			binary.LittleEndian.PutUint32(fde[n:], crc32.ChecksumIEEE(fde[:n]))
 		}
 	}
-	st.queue = append(st.queue, encodeFakeRotate(st.name, st.headPos, st.headCRC), fde)
+	st.queue = append(st.queue, binlogfile.EncodeFakeRotate(st.name, st.headPos, st.headCRC), fde)
 	st.mu.Lock()
 	if st.r != nil {
-		st.r.f.Close()
+		st.r.Close()
 	}
-	st.r, st.crc, st.needHead = r, h.crc, false
+	st.r, st.crc, st.needHead = r, h.CRC, false
 	st.mu.Unlock()
 	st.lastType, st.rotateTo = replication.FORMAT_DESCRIPTION_EVENT, ""
 	select {
@@ -197,7 +191,7 @@ func (st *dirStream) start() {
 		for {
 			ev, err := st.next(st.ctx)
 			if err != nil {
-				st.q.fail(err)
+				st.q.Fail(err)
 				return
 			}
 			if st.q.HandleEvent(ev) != nil {
@@ -207,7 +201,7 @@ func (st *dirStream) start() {
 	}()
 }
 
-func (st *dirStream) takeArena() *rowsArena {
+func (st *dirStream) takeArena() *rows.Arena {
 	a := st.arena
 	st.arena = nil
 	return a
@@ -218,7 +212,7 @@ func (st *dirStream) takeArena() *rowsArena {
 func (st *dirStream) Next(ctx context.Context) (*replication.BinlogEvent, error) {
 	ev, err := st.take(ctx)
 	if err == nil && st.dec != nil {
-		st.arena, err = st.dec.wait(ev)
+		st.arena, err = st.dec.Wait(ev)
 	}
 	if err != nil {
 		return nil, err
@@ -236,7 +230,7 @@ func (st *dirStream) take(ctx context.Context) (*replication.BinlogEvent, error)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	batch, err := st.q.take(st.batch, ctx.Done())
+	batch, err := st.q.Take(st.batch, ctx.Done())
 	if err == nil && batch == nil {
 		err = ctx.Err()
 	}
@@ -276,7 +270,7 @@ func (st *dirStream) next(ctx context.Context) (*replication.BinlogEvent, error)
 		}
 		if st.needHead {
 			if err := st.openHead(); err != nil {
-				if errors.Is(err, errNotYet) {
+				if errors.Is(err, binlogfile.ErrNotYet) {
 					if ev, err := st.wait(ctx); ev != nil || err != nil {
 						return ev, err
 					}
@@ -286,8 +280,8 @@ func (st *dirStream) next(ctx context.Context) (*replication.BinlogEvent, error)
 			}
 			continue
 		}
-		off := st.r.off
-		raw, err := st.r.next(st.crc)
+		off := st.r.Off()
+		raw, err := st.r.Next(st.crc)
 		if err == nil {
 			ev, err := st.event(raw, off)
 			if err != nil {
@@ -299,10 +293,10 @@ func (st *dirStream) next(ctx context.Context) (*replication.BinlogEvent, error)
 			}
 			continue
 		}
-		if !errors.Is(err, io.EOF) && !errors.Is(err, errNotYet) {
+		if !errors.Is(err, io.EOF) && !errors.Is(err, binlogfile.ErrNotYet) {
 			return st.fail(err)
 		}
-		moved, err := st.advance(errors.Is(err, errNotYet))
+		moved, err := st.advance(errors.Is(err, binlogfile.ErrNotYet))
 		if err != nil {
 			return st.fail(err)
 		}
@@ -358,7 +352,7 @@ func (st *dirStream) event(raw []byte, off uint64) (*replication.BinlogEvent, er
 	}
 	ev, err := parseEvent(st.parser, raw)
 	if err != nil {
-		return nil, &FileError{Path: st.r.path, Offset: off, Err: err}
+		return nil, &FileError{Path: st.r.Path(), Offset: off, Err: err}
 	}
 	if typ == replication.FORMAT_DESCRIPTION_EVENT {
 		st.crc = ev.Event.(*replication.FormatDescriptionEvent).ChecksumAlgorithm == replication.BINLOG_CHECKSUM_ALG_CRC32
@@ -379,7 +373,7 @@ func (st *dirStream) event(raw []byte, off uint64) (*replication.BinlogEvent, er
 		}
 		if done != "" {
 			if err := st.have.Update(done); err != nil {
-				return nil, &FileError{Path: st.r.path, Offset: off, Err: err}
+				return nil, &FileError{Path: st.r.Path(), Offset: off, Err: err}
 			}
 		}
 	}
@@ -397,13 +391,13 @@ func (st *dirStream) advance(partial bool) (bool, error) {
 		}
 		if next != "" {
 			if st.rotateTo == "" && st.lastType != replication.STOP_EVENT {
-				return false, &FileError{Path: st.r.path, Offset: st.r.off, Err: fmt.Errorf(
+				return false, &FileError{Path: st.r.Path(), Offset: st.r.Off(), Err: fmt.Errorf(
 					"%w: the copy ends without a Rotate or Stop event, and the server has moved on to %s: the copy is incomplete (made while the server wrote the file?)", ErrCorruptEvent, next)}
 			}
 			h := &handOffError{next: next}
 			if st.have != nil {
 				if st.groups.gtid != "" {
-					return false, &FileError{Path: st.r.path, Offset: st.r.off, Err: fmt.Errorf(
+					return false, &FileError{Path: st.r.Path(), Offset: st.r.Off(), Err: fmt.Errorf(
 						"%w: the file ends inside the transaction %s", ErrCorruptEvent, st.groups.gtid)}
 				}
 				h.executed = st.have.Clone()
@@ -435,12 +429,12 @@ func (st *dirStream) advance(partial bool) (bool, error) {
 	}
 	// A later file exists, so the writer has finished this one; what it
 	// wrote just before starting the next one may be new to us.
-	off := st.r.off
-	if _, err := st.r.br.Peek(1); err == nil {
+	off := st.r.Off()
+	if st.r.More() {
 		return true, nil
 	}
 	if partial {
-		return false, &FileError{Path: st.r.path, Offset: off, Err: fmt.Errorf(
+		return false, &FileError{Path: st.r.Path(), Offset: off, Err: fmt.Errorf(
 			"%w: the file ends inside an event, and the later file %s exists (a crash while writing?)", ErrCorruptEvent, next)}
 	}
 	st.begin(next, 4, st.crc)
@@ -454,7 +448,7 @@ func (st *dirStream) wait(ctx context.Context) (*replication.BinlogEvent, error)
 		st.idleSince = now
 	} else if now.Sub(st.idleSince) >= st.src.cfg.HeartbeatPeriod && !st.needHead && len(st.queue) == 0 {
 		st.idleSince = now
-		hb := encodeArtificial(replication.HEARTBEAT_EVENT, uint32(st.r.off), nil, st.name, st.crc)
+		hb := binlogfile.EncodeArtificial(replication.HEARTBEAT_EVENT, uint32(st.r.Off()), nil, st.name, st.crc)
 		ev, err := parseEvent(st.parser, hb)
 		if err != nil {
 			return st.fail(err)
@@ -477,19 +471,19 @@ func (st *dirStream) closeFile() {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.r != nil {
-		st.r.f.Close()
+		st.r.Close()
 	}
 }
 
 // Close ends the stream; a waiting Next returns.
 func (st *dirStream) Close() error {
 	st.closeOnce.Do(func() {
-		st.q.fail(errStreamClosed) // first: Next reports the close
+		st.q.Fail(errStreamClosed) // first: Next reports the close
 		close(st.closed)
 		st.cancel()
 		st.closeFile()
 		if st.dec != nil {
-			st.dec.close()
+			st.dec.Close()
 		}
 	})
 	return nil

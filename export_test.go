@@ -10,6 +10,8 @@ import (
 	"github.com/binlogstream/binlogstream/internal/schema"
 	"github.com/go-mysql-org/go-mysql/replication"
 	"github.com/sirupsen/logrus"
+
+	"github.com/binlogstream/binlogstream/internal/rows"
 )
 
 // Test seams: the pure tracker, for tests that feed it events directly.
@@ -48,27 +50,6 @@ func (t *gtidTracker) Observe(ev *replication.BinlogEvent) (action string, start
 // what it costs.
 func DisableSchema(s *BinlogStreamer) { s.schemaOff = true }
 
-// RowsDecoderForTest is the sources' rows decoder, decoding in place:
-// Decode is its go-mysql RowsEventDecodeFunc, Fast counts the events this
-// package's decoder decoded (the others went to go-mysql's).
-type RowsDecoderForTest struct{ d *rowsDecoder }
-
-func NewRowsDecoderForTest() RowsDecoderForTest {
-	return RowsDecoderForTest{newRowsDecoder(0, nil, nil)}
-}
-
-func (d RowsDecoderForTest) Decode(re *replication.RowsEvent, data []byte) error {
-	return d.d.decode(re, data)
-}
-func (d RowsDecoderForTest) Fast() int { return int(d.d.fastEvents.Load()) }
-
-// FastRowsSettings reports whether the fast decoder applies to re's
-// parser settings.
-func FastRowsSettings(re *replication.RowsEvent) bool {
-	_, ok := fastSettings(re)
-	return ok
-}
-
 // DDLBetween is ddlBetween, for the schema snapshot's tests.
 var DDLBetween = ddlBetween
 
@@ -90,14 +71,14 @@ func ArenaOf(ev Event) uintptr { return uintptr(unsafe.Pointer(ev.arena)) }
 // through a copy kept from before its reuse, and returns the generations
 // it went through (one release each, not three).
 func ReleaseTwice() (before, after uint64) {
-	a := newArena()
-	before = a.gen.Load()
+	a := rows.NewArena()
+	before = a.Gen()
 	e1 := Event{arena: a, arenaGen: before}
 	e2 := e1
 	e1.Release()
 	e2.Release()
 	e1.Release()
-	return before, a.gen.Load()
+	return before, a.Gen()
 }
 
 // PrescanListed is the DDL scan from `from` to snap with the statements

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/binlogstream/binlogstream/internal/readahead"
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 )
@@ -36,7 +37,7 @@ type ReplaySkipper interface {
 // only the header of the rows events ending at or before streamed, which a
 // resume from a token with that streamed position drops. Use one per dump.
 func SkipReplayedRows(streamed Position) func(*replication.RowsEvent, []byte) error {
-	return newRowsDecoder(0, newReplayWindow(streamed), nil).decode
+	return readahead.NewDecoder(0, newReplayWindow(streamed).replayed, nil).Decode
 }
 
 // DecodeRows returns a go-mysql RowsEventDecodeFunc (for
@@ -48,7 +49,7 @@ func SkipReplayedRows(streamed Position) func(*replication.RowsEvent, []byte) er
 // source of this package decodes with it. Use one per dump: it keeps the
 // last tables' column plans and is not safe for concurrent use.
 func DecodeRows() func(*replication.RowsEvent, []byte) error {
-	return newRowsDecoder(0, nil, nil).decode
+	return readahead.NewDecoder(0, nil, nil).Decode
 }
 
 // replayWindow says which rows events of a dump end at or before a
@@ -64,6 +65,15 @@ func newReplayWindow(streamed Position) *replayWindow {
 		w.done.Store(true) // LogPos cannot say where it is
 	}
 	return w
+}
+
+// skipFunc is w.replayed for the rows decoder (readahead.NewDecoder);
+// nil when w is nil (nothing is skipped).
+func (w *replayWindow) skipFunc() func(body []byte) bool {
+	if w == nil {
+		return nil
+	}
+	return w.replayed
 }
 
 // replayed reports whether the rows event whose body go-mysql passes ends

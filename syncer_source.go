@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/binlogstream/binlogstream/internal/readahead"
+	"github.com/binlogstream/binlogstream/internal/rows"
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
@@ -260,20 +262,20 @@ func (s *SyncerSource) openTLS(ctx context.Context, tlsConfig *tls.Config, skip 
 	start func(*replication.BinlogSyncer) (*replication.BinlogStreamer, error)) (Stream, error) {
 	cfg := s.syncerConfig()
 	cfg.TLSConfig = tlsConfig
-	var dec *rowsDecoder
-	filter := newTableFilter(want)
+	var dec *readahead.Decoder
+	filter := readahead.NewTableFilter(want)
 	switch {
 	case cfg.RowsEventDecodeFunc != nil: // the Tune's own: it decodes
 	case s.cfg.DecodeWorkers > 1 || s.cfg.RecycleRows:
-		dec = newRowsDecoder(decodeWorkers(s.cfg.DecodeWorkers), skip, filter)
-		dec.recycle = s.cfg.RecycleRows
-		cfg.RowsEventDecodeFunc = dec.decode
+		dec = readahead.NewDecoder(readahead.Workers(s.cfg.DecodeWorkers), skip.skipFunc(), filter)
+		dec.Recycle = s.cfg.RecycleRows
+		cfg.RowsEventDecodeFunc = dec.Decode
 	default: // decoded in place, on go-mysql's goroutine
-		cfg.RowsEventDecodeFunc = newRowsDecoder(0, skip, filter).decode
+		cfg.RowsEventDecodeFunc = readahead.NewDecoder(0, skip.skipFunc(), filter).Decode
 	}
 	// go-mysql hands each decoded event to q on its reading goroutine; the
 	// queue and the stream's current batch hold at most EventCacheCount.
-	q := newEventQueue(max(cfg.EventCacheCount/2, 1), max(s.cfg.EventCacheBytes/2, 1))
+	q := readahead.NewQueue(max(cfg.EventCacheCount/2, 1), max(s.cfg.EventCacheBytes/2, 1))
 	cfg.SynchronousEventHandler = q
 	b := replication.NewBinlogSyncer(cfg)
 	type result struct {
@@ -290,7 +292,7 @@ func (s *SyncerSource) openTLS(ctx context.Context, tlsConfig *tls.Config, skip 
 		if r.err != nil {
 			b.Close()
 			if dec != nil {
-				dec.close()
+				dec.Close()
 			}
 			return nil, fmt.Errorf("binlogstream: connect to %s: %w", s.cfg.DSN, plainHint(r.err, tlsConfig))
 		}
@@ -305,7 +307,7 @@ func (s *SyncerSource) openTLS(ctx context.Context, tlsConfig *tls.Config, skip 
 			for err == nil {
 				_, err = r.st.GetEvent(sctx)
 			}
-			q.fail(err)
+			q.Fail(err)
 		}()
 		return st, nil
 	case <-ctx.Done():
@@ -313,7 +315,7 @@ func (s *SyncerSource) openTLS(ctx context.Context, tlsConfig *tls.Config, skip 
 			<-ch
 			b.Close()
 			if dec != nil {
-				dec.close()
+				dec.Close()
 			}
 		}()
 		return nil, ctx.Err()
@@ -322,9 +324,9 @@ func (s *SyncerSource) openTLS(ctx context.Context, tlsConfig *tls.Config, skip 
 
 type syncerStream struct {
 	syncer *replication.BinlogSyncer
-	q      *eventQueue
-	dec    *rowsDecoder // nil: go-mysql decodes the rows
-	arena  *rowsArena   // of the rows of the event Next returned last (RecycleRows)
+	q      *readahead.Queue
+	dec    *readahead.Decoder // nil: go-mysql decodes the rows
+	arena  *rows.Arena        // of the rows of the event Next returned last (RecycleRows)
 	once   sync.Once
 	// ctx is cancelled by Close: it ends the watchdog and the goroutine
 	// waiting for the dump's ending error.
@@ -352,7 +354,7 @@ func (e *readTimeoutError) Error() string {
 func (e *readTimeoutError) Unwrap() error { return mysql.ErrBadConn }
 func (e *readTimeoutError) Timeout() bool { return true }
 
-func (s *syncerStream) takeArena() *rowsArena {
+func (s *syncerStream) takeArena() *rows.Arena {
 	a := s.arena
 	s.arena = nil
 	return a
@@ -361,7 +363,7 @@ func (s *syncerStream) takeArena() *rowsArena {
 func (s *syncerStream) Next(ctx context.Context) (*replication.BinlogEvent, error) {
 	ev, err := s.next(ctx)
 	if err == nil && s.dec != nil {
-		s.arena, err = s.dec.wait(ev)
+		s.arena, err = s.dec.Wait(ev)
 	}
 	if err != nil {
 		return nil, err
@@ -380,7 +382,7 @@ func (s *syncerStream) next(ctx context.Context) (*replication.BinlogEvent, erro
 		return nil, err
 	}
 	s.calls.Add(1)
-	batch, err := s.q.take(s.batch, ctx.Done())
+	batch, err := s.q.Take(s.batch, ctx.Done())
 	s.calls.Add(1)
 	if err == nil && batch == nil {
 		err = ctx.Err()
@@ -432,11 +434,11 @@ func (s *syncerStream) Close() error {
 		// First, so that Next reports the close, not the cancelled
 		// GetEvent below; it also frees go-mysql's goroutine if it waits
 		// for room.
-		s.q.fail(errQueueClosed)
+		s.q.Fail(readahead.ErrClosed)
 		s.cancel()
 		s.syncer.Close()
 		if s.dec != nil {
-			s.dec.close()
+			s.dec.Close()
 		}
 	})
 	return nil

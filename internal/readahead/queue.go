@@ -1,41 +1,50 @@
-package binlogstream
+// Package readahead is the read-ahead pipeline of the root package's
+// sources, the server source (syncer_source.go) and the directory source
+// (dir_stream.go) alike: a Queue hands the parsed events from the reading
+// goroutine to the stream's in batches, and a Decoder decodes their rows
+// on a pool of workers meanwhile (with internal/rows), the stream waiting
+// for an event's rows before it serves the event.
+package readahead
 
 import (
-	"github.com/binlogstream/binlogstream/internal/tablemap"
-
 	"errors"
 	"sync"
 
 	"github.com/go-mysql-org/go-mysql/replication"
+
+	"github.com/binlogstream/binlogstream/internal/tablemap"
 )
 
-// eventQueue hands go-mysql's decoded events from its reading goroutine
+// Queue hands go-mysql's decoded events from its reading goroutine
 // (HandleEvent, go-mysql's SynchronousEventHandler) to the streamer's
-// goroutine (take) in batches: the reader appends under a lock, the
+// goroutine (Take) in batches: the reader appends under a lock, the
 // consumer takes everything queued at once, so a handoff costs a lock per
 // event and a wakeup per batch instead of a channel operation (and a
 // wakeup whenever the consumer is ahead) per event. Order is kept; the
 // queue holds at most max events and maxBytes of binlog (header sizes; one
 // larger event is let in alone), the reader waits beyond that.
-type eventQueue struct {
+type Queue struct {
 	mu        sync.Mutex
 	buf       []*replication.BinlogEvent
 	bytes     int64 // EventSize sum of buf
 	max       int
 	maxBytes  int64
-	err       error // terminal: the dump's error or errQueueClosed
-	takerWait bool  // take is waiting for events
+	err       error // terminal: the dump's error or ErrClosed
+	takerWait bool  // Take is waiting for events
 	feedWait  bool  // HandleEvent is waiting for room
 
-	ready chan struct{} // wakes take (cap 1)
+	ready chan struct{} // wakes Take (cap 1)
 	room  chan struct{} // wakes HandleEvent (cap 1)
 	done  chan struct{} // closed with the first error
 }
 
-var errQueueClosed = errors.New("binlogstream: stream closed")
+// ErrClosed ends a Queue (and the waits of a Decoder) when the stream is
+// closed.
+var ErrClosed = errors.New("binlogstream: stream closed")
 
-func newEventQueue(max int, maxBytes int64) *eventQueue {
-	return &eventQueue{
+// NewQueue returns a queue of at most max events and maxBytes of binlog.
+func NewQueue(max int, maxBytes int64) *Queue {
+	return &Queue{
 		buf:      make([]*replication.BinlogEvent, 0, min(max, 1024)),
 		max:      max,
 		maxBytes: maxBytes,
@@ -54,7 +63,7 @@ func wake(c chan struct{}) {
 
 // HandleEvent queues e, waiting while the queue is full. After the queue
 // failed it returns the error, which ends go-mysql's dump.
-func (q *eventQueue) HandleEvent(e *replication.BinlogEvent) error {
+func (q *Queue) HandleEvent(e *replication.BinlogEvent) error {
 	size := int64(0)
 	if e.Header != nil {
 		size = int64(e.Header.EventSize)
@@ -87,9 +96,9 @@ func (q *eventQueue) HandleEvent(e *replication.BinlogEvent) error {
 	return nil
 }
 
-// fail ends the queue with err (the first error wins). Events queued
+// Fail ends the queue with err (the first error wins). Events queued
 // before it are still taken first.
-func (q *eventQueue) fail(err error) {
+func (q *Queue) Fail(err error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.err == nil {
@@ -98,10 +107,10 @@ func (q *eventQueue) fail(err error) {
 	}
 }
 
-// take returns every queued event in order, reusing spare (emptied) as the
+// Take returns every queued event in order, reusing spare (emptied) as the
 // queue's next buffer, waiting until there is one, the queue failed, or
 // cancel is closed (then it returns nil, nil).
-func (q *eventQueue) take(spare []*replication.BinlogEvent, cancel <-chan struct{}) ([]*replication.BinlogEvent, error) {
+func (q *Queue) Take(spare []*replication.BinlogEvent, cancel <-chan struct{}) ([]*replication.BinlogEvent, error) {
 	for {
 		q.mu.Lock()
 		if len(q.buf) > 0 {

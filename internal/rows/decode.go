@@ -1,8 +1,6 @@
-package binlogstream
+package rows
 
 import (
-	"github.com/binlogstream/binlogstream/internal/tablemap"
-
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -15,13 +13,14 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/binlogstream/binlogstream/internal/digits"
+	"github.com/binlogstream/binlogstream/internal/tablemap"
 )
 
 // This file decodes the row images of a rows event into exactly the
 // values go-mysql's RowsEvent.DecodeData gives (same Go types, same text),
 // without fmt and with a few allocations per event instead of several per
-// row: go-mysql formats every DATETIME, TIME and DATE through fmt.Sprintf,
-// which was 42% of binlog-tail's CPU on a table with one DATETIME column.
+// row: go-mysql formats every DATETIME, TIME and DATE through fmt.Sprintf
+// (BenchmarkRowsDecode compares the two per type family).
 // FuzzRowsDecodeEqualsGoMySQL holds it to go-mysql's decoder on arbitrary
 // bytes for every column type; whatever it does not handle (JSON columns,
 // MySQL partial JSON updates, parser options that change value types:
@@ -105,16 +104,16 @@ type tablePlan struct {
 	compressed bool
 }
 
-// planCache keeps the plan of the tables seen last; go-mysql makes a new
+// PlanCache keeps the plan of the tables seen last; go-mysql makes a new
 // TableMapEvent per Table_map, and most repeat the same table. It is used
 // on go-mysql's parsing goroutine only.
-type planCache struct {
+type PlanCache struct {
 	last *tablePlan
 	byID map[uint64]*tablePlan
 }
 
 // plan returns the plan of re's table, or nil when go-mysql must decode.
-func (c *planCache) plan(re *replication.RowsEvent) *tablePlan {
+func (c *PlanCache) plan(re *replication.RowsEvent) *tablePlan {
 	tm := re.Table
 	if tm == nil {
 		return nil
@@ -194,13 +193,13 @@ func newTablePlan(tm *replication.TableMapEvent) *tablePlan {
 // not, re is as DecodeHeader left it and go-mysql's DecodeData must run,
 // unless err says why a COMPRESSED column's value cannot be read (go-mysql
 // does not know those columns). The event passed checkImages.
-func decodeRowsFast(re *replication.RowsEvent, p *tablePlan, s rowsSettings, pos int, data []byte, a *rowsArena) (ok bool, err error) {
+func decodeRowsFast(re *replication.RowsEvent, p *tablePlan, s rowsSettings, pos int, data []byte, a *Arena) (ok bool, err error) {
 	defer func() {
 		if r := recover(); r != nil { // bytes that do not hold what the Table_map says: go-mysql's error
 			re.Rows, re.SkippedColumns = nil, nil
 			ok = false
 			if ce, is := r.(compressedError); is {
-				err = fmt.Errorf("%w: a COMPRESSED column of %s: %v", ErrCorruptEvent, tableName(re), ce.err)
+				err = fmt.Errorf("%w: a COMPRESSED column of %s: %v", ErrCorrupt, tableName(re), ce.err)
 			}
 		}
 	}()
@@ -252,8 +251,8 @@ func decodeRowsFast(re *replication.RowsEvent, p *tablePlan, s rowsSettings, pos
 			if len(rows) == 1 {
 				// Two images decoded: room for as many as the event holds
 				// if they are as long, and an eighth more, so that the
-				// slices are not grown again (two thirds of the decoder's
-				// allocated bytes went to doubling them).
+				// slices are not grown again (doubling them would copy
+				// every row slice so far, BenchmarkRowsDecode's B/op).
 				est := (len(data) - first) * 2 / max(pos-first, 1)
 				est = min(est+est/8+2, 1<<20)
 				rows = slices.Grow(rows, est)
@@ -311,13 +310,13 @@ type rowsDec struct {
 
 // boxer makes the interface values of one event's rows from slabs: an
 // interface holding a string, an int32 or a float64 points at its value,
-// which Go allocates on its own per value (a third of the decoding's
-// time went to those allocations). Here the value is appended to a slab
+// which Go allocates on its own per value (BenchmarkRowsDecode's
+// allocs/op count them). Here the value is appended to a slab
 // of its type and the interface points into it. A slot is written once,
 // before its interface exists, and never again; the slab stays alive as
 // long as an interface points into it, as with any interior pointer.
 type boxer struct {
-	a    *rowsArena // where the slabs come from when recycled; nil: made
+	a    *Arena // where the slabs come from when recycled; nil: made
 	strs box[string]
 	u16  box[uint16]
 	u32  box[uint32]
@@ -335,7 +334,7 @@ type box[T any] struct {
 	from *slabs[T]
 }
 
-func newBoxer(a *rowsArena) boxer {
+func newBoxer(a *Arena) boxer {
 	if a == nil {
 		return boxer{}
 	}

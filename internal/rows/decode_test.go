@@ -1,4 +1,4 @@
-package binlogstream_test
+package rows_test
 
 import (
 	"encoding/binary"
@@ -15,11 +15,11 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 	"github.com/stretchr/testify/require"
 
-	"github.com/binlogstream/binlogstream"
+	"github.com/binlogstream/binlogstream/internal/rows"
 	"github.com/binlogstream/binlogstream/testhelpers"
 )
 
-// The row decoder of rows_decode.go must give exactly what go-mysql's
+// The row decoder of decode.go must give exactly what go-mysql's
 // decoder gives, for every column type, on any bytes: the same values of
 // the same Go types, the same skipped columns, an error where go-mysql
 // gives one. These tests build a Table_map and a rows event from input
@@ -365,7 +365,7 @@ func decodeBoth(t testing.TB, rc rowsCase) (want, got *replication.RowsEvent, wa
 		}
 		return ev.Event.(*replication.RowsEvent), nil
 	}
-	dec := binlogstream.NewRowsDecoderForTest()
+	dec := &rows.DecoderForTest{}
 	got, gotErr = parse(dec.Decode)
 	fast = dec.Fast() == 1
 	if gotErr == errTableMap || isNoProgress(gotErr) {
@@ -492,7 +492,7 @@ func TestRowsDecodeSettings(t *testing.T) {
 		tc.set(p)
 		var ok bool
 		p.SetRowsEventDecodeFunc(func(re *replication.RowsEvent, data []byte) error {
-			ok = binlogstream.FastRowsSettings(re)
+			ok = rows.FastRowsSettings(re)
 			return re.Decode(data)
 		})
 		h := testhelpers.EventHeader{Type: replication.FORMAT_DESCRIPTION_EVENT, ServerID: 1}
@@ -548,21 +548,21 @@ func BenchmarkRowsDecode(b *testing.B) {
 		for k := range in.b {
 			in.b[k] = byte(r.Uint32())
 		}
-		rows := []byte{1, 0, 0, 0, 0, 0, 0, 0}
-		rows = mysql.AppendLengthEncodedInteger(rows, uint64(len(fam.types)))
-		rows = append(rows, fullOrFuzzed(&byteSource{b: []byte{1}}, len(fam.types))...)
-		full := rows[len(rows)-(len(fam.types)+7)/8:]
+		body := []byte{1, 0, 0, 0, 0, 0, 0, 0}
+		body = mysql.AppendLengthEncodedInteger(body, uint64(len(fam.types)))
+		body = append(body, fullOrFuzzed(&byteSource{b: []byte{1}}, len(fam.types))...)
+		full := body[len(body)-(len(fam.types)+7)/8:]
 		for range 100 {
-			rows = appendBenchImage(rows, in, fam.types, fam.meta, full)
+			body = appendBenchImage(body, in, fam.types, fam.meta, full)
 		}
-		raw := testhelpers.EncodeEvent(testhelpers.EventHeader{Type: replication.WRITE_ROWS_EVENTv1, ServerID: 1}, rows, false)
+		raw := testhelpers.EncodeEvent(testhelpers.EventHeader{Type: replication.WRITE_ROWS_EVENTv1, ServerID: 1}, body, false)
 		for _, dec := range []string{"go-mysql", "binlogstream"} {
 			b.Run(fam.name+"/"+dec, func(b *testing.B) {
 				p := replication.NewBinlogParser()
 				p.SetVerifyChecksum(false)
 				p.SetTimestampStringLocation(time.UTC)
 				if dec == "binlogstream" {
-					p.SetRowsEventDecodeFunc(binlogstream.DecodeRows())
+					p.SetRowsEventDecodeFunc((&rows.DecoderForTest{}).Decode)
 				}
 				h := testhelpers.EventHeader{Type: replication.FORMAT_DESCRIPTION_EVENT, ServerID: 1}
 				if _, err := p.Parse(testhelpers.EncodeEvent(h, testhelpers.FormatDescriptionBody(testhelpers.MariaDB, 0, false), false)); err != nil {

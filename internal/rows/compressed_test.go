@@ -1,4 +1,4 @@
-package binlogstream
+package rows
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package binlogstream
+package readahead
 
 import (
 	"errors"
@@ -28,7 +28,7 @@ func TestEventQueueKeepsOrderAndBound(t *testing.T) {
 		r := rand.New(rand.NewPCG(seed, 3))
 		const n = 3000
 		max, maxBytes := 1+r.IntN(64), int64(500+r.IntN(5000))
-		q := newEventQueue(max, maxBytes)
+		q := NewQueue(max, maxBytes)
 		sizes := make([]int, n+1)
 		for i := range sizes {
 			sizes[i] = 20 + r.IntN(1000)
@@ -47,12 +47,12 @@ func TestEventQueueKeepsOrderAndBound(t *testing.T) {
 					time.Sleep(time.Duration(pr.IntN(200)) * time.Microsecond)
 				}
 			}
-			q.fail(boom)
+			q.Fail(boom)
 		}()
 		var spare []*replication.BinlogEvent
 		next := 1
 		for {
-			got, err := q.take(spare, nil)
+			got, err := q.Take(spare, nil)
 			if err != nil {
 				require.ErrorIs(t, err, boom)
 				break
@@ -82,7 +82,7 @@ func TestEventQueueKeepsOrderAndBound(t *testing.T) {
 // waiting for events both return once the queue fails; a cancelled take
 // returns nothing.
 func TestEventQueueFailFreesBoth(t *testing.T) {
-	q := newEventQueue(1, 1<<20)
+	q := NewQueue(1, 1<<20)
 	require.NoError(t, q.HandleEvent(queuedEvent(1)))
 	fed := make(chan error, 1)
 	go func() { fed <- q.HandleEvent(queuedEvent(2)) }() // waits: full
@@ -91,23 +91,23 @@ func TestEventQueueFailFreesBoth(t *testing.T) {
 		t.Fatalf("HandleEvent returned %v on a full queue", err)
 	case <-time.After(20 * time.Millisecond):
 	}
-	got, err := q.take(nil, nil)
+	got, err := q.Take(nil, nil)
 	require.NoError(t, err)
 	require.Len(t, got, 1)
 	require.NoError(t, <-fed, "room made: the second event is queued")
 
-	got, err = q.take(nil, nil)
+	got, err = q.Take(nil, nil)
 	require.NoError(t, err)
 	require.Len(t, got, 1)
 	cancel := make(chan struct{})
 	close(cancel)
-	got, err = q.take(nil, cancel)
+	got, err = q.Take(nil, cancel)
 	assert.Nil(t, got)
 	assert.NoError(t, err, "cancelled: nothing, no error")
 
 	waiting := make(chan error, 1)
 	go func() {
-		_, err := q.take(nil, nil)
+		_, err := q.Take(nil, nil)
 		waiting <- err
 	}()
 	require.NoError(t, q.HandleEvent(queuedEvent(3)))
@@ -116,19 +116,19 @@ func TestEventQueueFailFreesBoth(t *testing.T) {
 	go func() { fed <- q.HandleEvent(queuedEvent(5)) }() // waits: full
 	go func() {                                          // takes 4 (and 5 if it was queued in time), then waits
 		for {
-			if _, err := q.take(nil, nil); err != nil {
+			if _, err := q.Take(nil, nil); err != nil {
 				waiting <- err
 				return
 			}
 		}
 	}()
 	time.Sleep(10 * time.Millisecond)
-	q.fail(errQueueClosed)
-	q.fail(errors.New("second error is ignored"))
-	assert.ErrorIs(t, <-waiting, errQueueClosed)
+	q.Fail(ErrClosed)
+	q.Fail(errors.New("second error is ignored"))
+	assert.ErrorIs(t, <-waiting, ErrClosed)
 	err = <-fed
 	if err != nil { // it may have found room before the failure
-		assert.ErrorIs(t, err, errQueueClosed)
+		assert.ErrorIs(t, err, ErrClosed)
 	}
-	assert.ErrorIs(t, q.HandleEvent(queuedEvent(6)), errQueueClosed)
+	assert.ErrorIs(t, q.HandleEvent(queuedEvent(6)), ErrClosed)
 }

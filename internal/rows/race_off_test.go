@@ -1,5 +1,5 @@
 //go:build !race
 
-package binlogstream_test
+package rows_test
 
 const raceOn = false
