@@ -13,8 +13,8 @@ import (
 // a system call, and a wakeup of a goroutine on another thread (every
 // handoff between the stream's goroutines can cost one). A multithreaded
 // Go program pays them more often than a single-threaded C one such as
-// mariadb-binlog, so the README's Performance section gives them with the
-// figures of each host it was measured on.
+// mariadb-binlog, so a comparison of the two is read with these costs of
+// the host it ran on (docs/performance.md gives them side by side).
 func BenchmarkHost(b *testing.B) {
 	const size = 8 << 20
 	page := syscall.Getpagesize()

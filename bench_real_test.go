@@ -50,8 +50,8 @@ import (
 // 400k inserts in transactions of 10k, 100k updates, 50k deletes.
 const realRows = 550_000
 
-// realWorkload writes the benchmark's binlog: a table of a few INT and
-// VARCHAR columns, as in the performance issue.
+// realWorkload writes the benchmark's binlog (the README table of
+// docs/performance.md): a table of a few INT and VARCHAR columns.
 func realWorkload(b *testing.B, s *mariadb.Server) {
 	s.Exec(b, "CREATE DATABASE bench", "USE bench",
 		"CREATE TABLE t (id INT PRIMARY KEY, a INT, b VARCHAR(40), c VARCHAR(60), d INT)")

@@ -180,7 +180,7 @@ func scenarios(big bool) []scenario {
 			Txn(func(t *th.Txn) { t.Delete(users, userRows(1, 4)...) }).Build())
 		// A dump resumed after a DDL's GTID event at the end of a file: the
 		// replay holds no rows event, and the next file's rows events have
-		// small LogPos values (regression: they were taken as replayed).
+		// small LogPos values, which must not be taken as replayed.
 		add("header-then-rotate", th.NewBuilder(f, th.MaxRowsPerEvent(2)).
 			Txn(func(t *th.Txn) { t.Insert(users, userRows(1, 30)...) }).
 			DDL("app", "ALTER TABLE users ADD COLUMN q INT").

@@ -374,10 +374,10 @@ func TestIntegrationServerRestart(t *testing.T) {
 }
 
 // TestIntegrationDefaultReconnectOutlastsRestart: with the default
-// reconnect settings a streamer survives a server SIGKILLed in the middle
-// of a large transaction and down for 8 s before its crash recovery (the
-// old default gave up after 3.1 s; a production server's recovery takes
-// longer than this test server's).
+// reconnect settings (DefaultReconnectAttempts: about a minute) a streamer
+// survives a server SIGKILLed in the middle of a large transaction and
+// down for 8 s before its crash recovery; a production server's recovery
+// takes longer than this test server's, which the default leaves room for.
 func TestIntegrationDefaultReconnectOutlastsRestart(t *testing.T) {
 	mariadb.Require(t)
 	t.Parallel()

@@ -109,7 +109,7 @@ func TestTaggedGTIDText(t *testing.T) {
 }
 
 // TestDefaultReconnectBudget: the default bound and backoff wait about a
-// minute in all, as DefaultReconnectAttempts and the README say.
+// minute in all, as DefaultReconnectAttempts documents.
 func TestDefaultReconnectBudget(t *testing.T) {
 	c := Config{Source: nopSource{}, Start: StartAt(Position{File: "f.000001", Offset: 4})}
 	require.NoError(t, c.validate())
@@ -184,7 +184,8 @@ func TestRowsFingerprint(t *testing.T) {
 		}
 		require.Zero(t, testing.AllocsPerRun(100, func() { addRows(1, ev, 3) }), c.description)
 	}
-	// Pinned: the value before rows were folded in pieces.
+	// Pinned: tokens persist the fingerprint, so the value of a known
+	// input must stay the same.
 	ev := &replication.BinlogEvent{Header: &replication.EventHeader{EventType: replication.WRITE_ROWS_EVENTv1},
 		Event: &replication.RowsEvent{Table: &replication.TableMapEvent{Schema: []byte("app"), Table: []byte("orders")}}}
 	require.Equal(t, uint64(0xc3a372bca7b4092c), addRows(fnvOffset64, ev, 3))

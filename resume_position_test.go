@@ -239,9 +239,9 @@ func TestTokenWriterMatchesAppendText(t *testing.T) {
 // grown.
 func TestTokenWriterGTIDSets(t *testing.T) {
 	var all []binlogstream.ResumePosition
-	// MariaDB's sets are short: payloads of 27 to 37 bytes (binlog-tail
-	// --gtid on the README's table writes 29-31), some a few bytes under a
-	// size class of Go's allocator.
+	// MariaDB's sets are short: payloads of 27 to 37 bytes, the sizes a
+	// one-domain stream writes, some a few bytes under a size class of
+	// Go's allocator.
 	for seq := 4; seq < 1e6; seq = seq*10 + 4 {
 		for n := range 301 {
 			r, err := binlogstream.StartAtGTID("mariadb", fmt.Sprintf("0-1-%d", seq))

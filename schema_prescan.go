@@ -87,10 +87,10 @@ func prescan(ctx context.Context, src Source, from ResumePosition, snap *SchemaS
 }
 
 // listedPrescan is the DDL scan from `from` to the snapshot's position
-// with the statements listed by the server (a third of the time of a
-// dump here: the rows are not sent); nil, nil where src cannot list them. An error (the server refused, or a DDL
-// statement is listed without its database) leaves the scan to
-// streamedPrescan.
+// with the statements listed by the server, which is cheaper than a dump:
+// the rows are not sent. It returns nil, nil where src cannot list them.
+// An error (the server refused, or a DDL statement is listed without its
+// database) leaves the scan to streamedPrescan.
 func listedPrescan(ctx context.Context, src Source, from ResumePosition, snap *SchemaSnapshot) (*SchemaPrescan, error) {
 	l, ok := src.(statementLister)
 	if !ok {

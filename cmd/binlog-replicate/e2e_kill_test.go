@@ -170,8 +170,8 @@ func TestReplicateKilledAtRandom(t *testing.T) {
 		if k == kills/2 {
 			// It notices once it has applied the events read ahead of
 			// the lost connection (up to 1024 queued): a replicator that
-			// lags the workload takes longer than the wait here (with an
-			// 8 s wait it always had reconnected).
+			// lags the workload may take longer than the wait here, so
+			// the reconnect is logged, not required.
 			t.Logf("run %d while the source restarted: reconnect logged: %v", k, strings.Contains(stderr.String(), "reconnecting"))
 		}
 	}

@@ -510,7 +510,7 @@ func (o options) syncerConfig(d binlogstream.DSN, flavor string) binlogstream.Sy
 		Flavor:          flavor,
 		HeartbeatPeriod: time.Second,
 		ReadTimeout:     10 * time.Second,
-		// Decoded events are ~5x their binlog size; 32 of them keep
+		// Decoded events are several times their binlog size; 32 of them keep
 		// the decoders ahead of the listener while what they wrote is
 		// still in the CPU caches (see queuedEvents).
 		EventCacheCount: 32,

@@ -46,9 +46,10 @@ var demoNotes = th.Table{ID: 5132, Schema: "app_db", Name: "notes", Columns: []t
 // after one Table_map) plus updates, deletes, DDL, a rotation and a
 // two-table statement, written as MySQL 8 writes them with gtid_mode=ON.
 //
-// No compressed Transaction_payload: the library delivers one as a single
-// event, and binlog-tail writes no line for it yet (tail.go handles Rows
-// and Query events only), so its rows would be missing from both files.
+// No compressed Transaction_payload: the demo's story finds its
+// statements among the binlog's Table_map and Rows events (statements)
+// and places its crash and its cut by them, and a payload holds them
+// inside one compressed event.
 func demoBinlog() *th.Binlog {
 	row := func(id int64) th.Row { return th.Row{id, fmt.Sprintf("row-%d", id), int32(id % 7)} }
 	b := th.NewBuilder(th.MySQL, th.MaxRowsPerEvent(2))

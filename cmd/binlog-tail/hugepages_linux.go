@@ -9,8 +9,8 @@ import (
 )
 
 // hugeHeapBytes is how much heap binlog-tail maps at start for transparent
-// huge pages: more than its whole peak RSS on any workload measured (37
-// MB on the README's table, 30-36 MiB through a 1 GiB transaction), so
+// huge pages: more than its whole peak RSS on the benchmarks' workloads
+// (BenchmarkRealTailMixes, BenchmarkRealHugeTransaction report it), so
 // the heap seldom maps memory the advice does not cover.
 const hugeHeapBytes = 64 << 20
 
@@ -26,8 +26,8 @@ const thpEnabledFile = "/sys/kernel/mm/transparent_hugepage/enabled"
 // pages where the kernel gives them only to memory that asks (mode
 // madvise, the default of many distributions): there each first touch of
 // a 4 KiB page of heap is a page fault, thousands in a run, and one fault
-// per 2 MiB costs a hundredth of that (BenchmarkHost). Go's runtime no
-// longer asks for its heap. GODEBUG=disablethp=1, the runtime's switch
+// per 2 MiB costs a hundredth of that (BenchmarkHost). Go's runtime does
+// not ask for them for its heap. GODEBUG=disablethp=1, the runtime's switch
 // for keeping huge pages off its heap, turns this off as well.
 func adviseHugeHeapAtStart() {
 	mode, err := os.ReadFile(thpEnabledFile)

@@ -36,8 +36,9 @@ const (
 )
 
 // go-mysql's NewDefaultServer makes a CA, a certificate and RSA keys: do
-// it once. A custom server with mysql_native_password panicked on the
-// client's caching_sha2 handshake (FACTS.md), so the default one it is.
+// it once. It is the default server because go-mysql v1.16.0's server
+// made with mysql_native_password panics on its client's caching_sha2
+// handshake.
 var defaultServer = sync.OnceValue(server.NewDefaultServer)
 
 // Fault is what happens to one dump (see InjectFaults).

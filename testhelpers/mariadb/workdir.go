@@ -14,8 +14,9 @@ import (
 )
 
 // DirEnv names an optional environment variable: the directory under which
-// servers live instead of os.TempDir(), e.g. /dev/shm (a tmpfs makes a
-// server start about 3 times faster; each needs ~30 MB there).
+// servers live instead of os.TempDir(), e.g. /dev/shm: on a tmpfs a
+// server starts without waiting for the disk, and its datadir takes
+// memory.
 const DirEnv = "BINLOGSTREAM_MARIADB_DIR"
 
 const (
