@@ -1,34 +1,68 @@
 // Command binlog-replicate copies tables from a MySQL or MariaDB server to
 // another one and keeps them up to date from the source's binlog, exactly
 // once across kills, restarts and (with --gtid) a failover of the source.
-// It is the second reference consumer of binlogstream, small enough to
-// read in one sitting: the pattern a migration tool copies.
+// It is binlogstream's second reference consumer: the pattern a migration
+// tool follows.
 //
 // Usage:
 //
-//	binlog-replicate --source DSN --target DSN --tables schema.table,schema.pattern_*
+//	binlog-replicate --source DSN --target DSN
+//	    --tables schema.table,schema.pattern_*
 //	    [--gtid [--failover DSN,...]] [--batch N] [--chunk N]
 //	    [--checkpoint-interval D] [--heartbeat D] [--server-id N]
-//	    [--state-db NAME] [--name NAME] [--stop-at-current] [--snapshot-only] [--quiet]
+//	    [--state-db NAME] [--name NAME] [--stop-at-current]
+//	    [--snapshot-only] [--quiet]
 //	    [--source-password-file FILE] [--target-password-file FILE]
+//
+// Flags:
+//
+//   - --source DSN, --target DSN: the source server and the target.
+//   - --tables PATTERNS: the tables to replicate, comma-separated
+//     schema.table patterns (binlogstream.ParseTablePatterns); each must
+//     be a base table with a primary key.
+//   - --gtid: stream by GTID (survives a failover); a run resumes in the
+//     mode it started in.
+//   - --failover DSN,...: with --gtid, the servers that may be promoted
+//     when the source is lost.
+//   - --batch N (default 200): row changes per target transaction,
+//     committed at the next source commit.
+//   - --chunk N (default 1000): rows per snapshot chunk, one target
+//     transaction each.
+//   - --checkpoint-interval D (default 1s): commit the checkpoint at least
+//     this often while the position moves, through filtered-out traffic
+//     too.
+//   - --heartbeat D (default 1s): the heartbeat period asked of the source:
+//     how soon an idle stream's checkpoint is committed.
+//   - --server-id N (default 1013): the replica id of the dump, unique
+//     among the source's replicas.
+//   - --state-db NAME (default binlogstream): the target database of the
+//     checkpoint, the snapshot state and the schema history.
+//   - --name NAME (default default): this replication's name in the state
+//     tables; one target may hold several.
+//   - --stop-at-current: exit once everything the source had written at
+//     start-up is applied.
+//   - --snapshot-only: exit after the snapshot.
+//   - --quiet: log warnings and errors only.
+//   - --source-password-file FILE, --target-password-file FILE: the
+//     password of the DSNs written without one (--source-password-file
+//     also serves --failover), from FILE's first line.
 //
 // The source user needs REPLICATION SLAVE, BINLOG MONITOR (MySQL:
 // REPLICATION CLIENT and RELOAD, for the snapshot's lock) and SELECT; the
 // target user needs to create databases and tables and write them. The
 // source needs binlog_format=ROW and binlog_row_image=FULL. DSNs are
 // go-sql-driver's (tcp or unix, TLS parameters as binlogstream.DSN reads
-// them); a DSN written without a password takes it from
-// --source-password-file (also for --failover) or --target-password-file,
-// files no one but their owner may read, so it stays out of ps and shell
-// history. Errors and logs show DSNs with the password masked.
+// them). The password files must be readable by their owner only; a
+// password in one stays out of ps and shell history. Errors and logs show
+// DSNs with the password masked.
 //
 // # Snapshot, then stream
 //
-// The first run copies the selected tables (those --tables matches, each
-// a base table with a primary key; views and MariaDB's system-versioned
-// tables, whose binlog also holds the history rows, are refused) in primary-key chunks of --chunk rows, each chunk in
-// its own target transaction with the table's progress, from one read
-// transaction that sees the source as of one binlog position. On MariaDB
+// The first run copies the selected tables (views and MariaDB's
+// system-versioned tables, whose binlog also holds the history rows, are
+// refused) in primary-key chunks of --chunk rows, each chunk in its own
+// target transaction with the table's progress, from one read transaction
+// that sees the source as of one binlog position. On MariaDB
 // that position comes without stopping writers: START TRANSACTION WITH
 // CONSISTENT SNAPSHOT, then the binlog_snapshot_file/_position status
 // variables (and BINLOG_GTID_POS of them). MySQL has no such variables;
@@ -36,10 +70,9 @@
 // WITH READ LOCK held only around START TRANSACTION WITH CONSISTENT
 // SNAPSHOT and SHOW MASTER STATUS (whose Executed_Gtid_Set is the GTID
 // position), then UNLOCK TABLES: writers wait for those three statements.
-// (MySQL 8.0's LOCK INSTANCE FOR BACKUP with performance_schema.log_status
-// would not block DML; it is not used here. The MySQL path is not tested
-// against a MySQL server in this repository; MariaDB's is.)
-// A missing target table is created from SHOW CREATE TABLE.
+// The tests run the MariaDB path against MariaDB servers; the MySQL path
+// has no MySQL server to run against here. A missing target table is
+// created from SHOW CREATE TABLE.
 //
 // Then it streams the binlog from the earliest table's snapshot position
 // and applies each row change with a plain INSERT, UPDATE or DELETE by
@@ -49,25 +82,20 @@
 //
 // A kill during the snapshot: the tables copied completely keep their
 // position, and the next run takes a new snapshot, at a later position,
-// for the rest. The interrupted table cannot simply go on from its last
-// chunk as if nothing happened: the rows copied before the kill are as of
-// the old position, the rows copied after it as of the new one, and a
-// change between the two must then be applied to the first and not to the
-// second. So the state says which: a table whose primary key is all
-// integer columns resumes after the last key it committed, and that key
-// range becomes a segment recorded with its position (rows up to key K
-// are as of position P). The stream starts at the earliest position of
-// any table or segment and applies a change to a row only if the change
-// comes after the position of the key range the row's key falls in; an
-// update that moves a row from one range to another is a delete where the
-// old key's range needs it and an insert where the new key's does. Every
-// row of the target is then the source's row as of the position of its
-// range, and every later change to it is applied once, in binlog order,
-// so each row's history replays exactly. Integer keys compare the same in
-// Go as in the server; a key with a string column would need the column's
-// collation, so such a table is copied again from the start instead (its
-// partial rows deleted in the transaction that records the new position):
-// correct, at the cost of copying that one table again per kill.
+// for the rest. The rows of the interrupted table copied before the kill
+// are as of the old position, those copied after it as of the new one, so
+// the state records which: a table whose primary key is all integer
+// columns resumes after the last key it committed, and that key range
+// becomes a segment recorded with its position (rows up to key K are as of
+// position P). The stream starts at the earliest position of any table or
+// segment and applies a change to a row only if the change comes after the
+// position of the key range the row's key falls in; an update that moves a
+// row from one range to another is a delete where the old key's range
+// needs it and an insert where the new key's does. Every row's history
+// thus replays exactly once, in binlog order. A key with a string column
+// would need the column's collation to compare as the server does, so such
+// a table is copied again from the start instead (its partial rows deleted
+// in the transaction that records the new position).
 //
 // # The checkpoint lives in the target
 //

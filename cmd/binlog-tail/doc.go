@@ -6,10 +6,12 @@
 //
 //	binlog-tail --dsn 'USER@tcp(HOST:PORT)/' [--password-file FILE] --out FILE
 //	    [--start oldest|current|FILE:POS] [--stop-at-current]
-//	    [--tables PATTERNS] [--server-id N] [--flavor mysql|mariadb] [--no-schema-snapshot] [--quiet] [--cpuprofile FILE]
+//	    [--tables PATTERNS] [--server-id N] [--flavor mysql|mariadb]
+//	    [--no-schema-snapshot] [--quiet] [--cpuprofile FILE]
 //	binlog-tail --dsn DSN --out FILE --gtid [--failover-to DSN]...
 //	    [--start oldest|current|GTID_SET] [--stop-at-current] [...]
-//	binlog-tail --binlog-dir DIR --out FILE [--gtid] [--start ...] [--stop-at-current] [...]
+//	binlog-tail --binlog-dir DIR --out FILE [--gtid] [--start ...]
+//	    [--stop-at-current] [...]
 //	binlog-tail --demo
 //
 // Flags:
@@ -35,9 +37,6 @@
 //     There is no server to take a schema snapshot from: the tables the
 //     files create or alter are known from their DDL, others are
 //     positional unless the files carry binlog_row_metadata=FULL.
-//     --binlog-base NAME picks the binlog when DIR holds several (a
-//     replica's datadir has its relay log too): NAME.index, or the files
-//     NAME.NNNNNN.
 //     With --dsn too, DIR is an archive of the server's binlog files (a
 //     backup, or mariadb-binlog --read-from-remote-server --raw output): a
 //     position in a file the server has purged is read from DIR up to the
@@ -47,6 +46,9 @@
 //     DIR and handed over to the server at a file end, between
 //     transactions. Without DIR, a resume in a purged file fails (error
 //     1236) with a hint to add --binlog-dir.
+//   - --binlog-base NAME: the binlog to read when --binlog-dir holds
+//     several (a replica's datadir has its relay log too): NAME.index, or
+//     the files NAME.NNNNNN.
 //   - --tables PATTERNS: write the rows and table lines of these tables
 //     only (statement lines stay, for every table): comma-separated
 //     schema.table patterns, * and ? matching within a name
@@ -72,10 +74,11 @@
 //     more): it holds row data. binlog-tail holds an advisory lock (flock)
 //     on it for as long as it runs, and a second binlog-tail on the same
 //     file exits 1 at once naming it; the kernel drops the lock of a killed
-//     process, so a rerun is never blocked. When FILE is not empty, binlog-tail first cuts
-//     an incomplete last line (one without a trailing newline, what a kill
-//     in the middle of a write leaves), then resumes right after the last
-//     complete line from that line's "resume" token; --start is ignored.
+//     process, so a rerun is never blocked. When FILE is not empty,
+//     binlog-tail first cuts an incomplete last line (one without a
+//     trailing newline, what a kill in the middle of a write leaves), then
+//     resumes right after the last complete line from that line's "resume"
+//     token; --start is ignored.
 //     FILE.schema, beside FILE, is its schema history (the column names
 //     of the rows as of each binlog position). A FILE with complete lines
 //     whose FILE.schema is missing is refused before anything touches FILE
@@ -167,11 +170,12 @@
 // every value in column order and the line says "positional":true. The
 // table line gives each column's declared type ("int unsigned",
 // "varchar(40)", "enum('a','b')"; null where unknown), its charset when
-// known, and whether it is nullable. "file" and "pos" are the end of the binlog event the line comes from
-// (all rows of one event share them); in GTID mode they are informational
-// and, after a failover, those of the new server's binlog. "resume" is the binlogstream token
-// for the moment right after this line: after the n-th row of an event it
-// is Event.ResumeAfterRows(n), which equals Event.Resume for the event's last
+// known, and whether it is nullable. "file" and "pos" are the end of the
+// binlog event the line comes from (all rows of one event share them); in
+// GTID mode they are informational and, after a failover, those of the new
+// server's binlog. "resume" is the binlogstream token for the moment right
+// after this line: after the n-th row of an event it is
+// Event.ResumeAfterRows(n), which equals Event.Resume for the event's last
 // row; a query line's is Event.Resume.
 //
 // # Schema history
@@ -187,6 +191,8 @@
 // over (no complete line) starts a new history. A table whose Table_map
 // contradicts the history (a DDL run with sql_log_bin=0) stops the run
 // with an error naming the table, position and difference.
+//
+// # Values
 //
 // Column values are what the server means (binlogstream's Table.Value),
 // in the table's column order:
