@@ -29,8 +29,7 @@ var decodeFamilies = []struct{ name, cols, vals string }{
 	{"enum-set", "a ENUM('red','green','blue'), b SET('x','y','z','w'), c ENUM('a','b')",
 		"1 + seq % 3, seq % 16, 1 + seq % 2"},
 	{"bit", "a BIT(1), b BIT(13), c BIT(64)", "seq % 2, seq % 8192, seq * 2654435761"},
-	// The performance issue's 14-column table (with the id): most
-	// families in one row.
+	// A 14-column table (with the id): most families in one row.
 	{"14-columns", "a VARCHAR(40), b DECIMAL(12,4), c DATETIME(6), d TIMESTAMP NULL, e DATE, f TIME(3), g DOUBLE, " +
 		"h ENUM('new','open','closed'), i TEXT, j VARBINARY(32), k TINYINT UNSIGNED, l FLOAT, m BIGINT",
 		"CONCAT('customer-', seq), seq / 7, '2024-01-02 03:04:05.123456' + INTERVAL seq SECOND, FROM_UNIXTIME(1700000000 + seq), " +

@@ -128,8 +128,7 @@ type Listener func(ctx context.Context, ev Event) error
 // DefaultReconnectAttempts is Config.MaxReconnectAttempts when it is 0
 // and there is no failover: with the default backoff (100 ms doubling to
 // 5 s) the streamer waits 56 s in all before it gives up, which outlasts an
-// ordinary server restart with crash recovery (the old default, 5, gave up
-// after 3.1 s).
+// ordinary server restart with crash recovery.
 const DefaultReconnectAttempts = 16
 
 // Config configures a BinlogStreamer.

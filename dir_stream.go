@@ -53,11 +53,10 @@ func (s *DirSource) newStream(streamed *Position, rowless bool) (*dirStream, err
 // syncer does for a server, so decoding overlaps the listeners' work: at
 // most this many events and bytes of binlog (twice that with the batch
 // being delivered; a larger event is let in alone). Decoded rows take
-// about five times their binlog bytes: with 16 MiB here binlog-tail
-// --binlog-dir peaked at 130 MB RSS with 32k page faults on a 26 MB
-// binlog; with 1 MiB at 85 MB with 15-21k, 0.07-0.14 CPU-s less and a
-// median wall time 0.06-0.08 s lower (9 runs in turns). Small events are
-// bound by the event count, as before.
+// several times their binlog bytes, so a small byte bound keeps the heap
+// and its page faults small (BenchmarkRealMariaDB's
+// offline-binlog-tail-vs-mariadb-binlog reports RSS and CPU). Small events
+// are bound by the event count.
 const (
 	dirQueueEvents = 512
 	dirQueueBytes  = 1 << 20

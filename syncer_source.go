@@ -66,7 +66,7 @@ type SyncerConfig struct {
 	// for the rows of later events, instead of memory left to the garbage
 	// collector. It is for a consumer that calls Release once done with
 	// each event's rows (binlog-tail: after writing them): the decoder's
-	// allocations, about seven times the binlog's bytes, and the
+	// allocations, several times the binlog's bytes, and the
 	// collector's work and page faults that came with them, mostly go.
 	// An event never released costs what it costs without RecycleRows.
 	// It applies to the rows this package's decoder decodes (not to those
@@ -171,14 +171,15 @@ func (s *SyncerSource) syncerConfig() replication.BinlogSyncerConfig {
 	}
 	c.HeartbeatPeriod = s.cfg.HeartbeatPeriod
 	// No go-mysql ReadTimeout: it re-arms a socket deadline on every
-	// packet, which cost 40% of the parse throughput on small events here
-	// (BenchmarkStreamerVsSyncer). The stream's watchdog enforces
+	// packet, which slows the parsing of small events
+	// (BenchmarkStreamerVsSyncer shows it). The stream's watchdog enforces
 	// ReadTimeout instead, and only while the consumer is waiting.
 	c.ReadTimeout = 0
 	c.TLSConfig = s.cfg.TLSConfig
 	if c.Flavor == mysql.MariaDBFlavor {
 		// Without this flag MariaDB leaves Annotate_rows out of the dump,
-		// and on 11.4+ (LogPos 0) positions could no longer be counted.
+		// and on 11.4+, which may write LogPos 0, positions cannot be
+		// counted without them.
 		c.DumpCommandFlag |= replication.BINLOG_SEND_ANNOTATE_ROWS_EVENT
 	}
 	c.DisableRetrySync = true

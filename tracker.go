@@ -177,7 +177,7 @@ func mismatchError(format string, args ...any) error {
 }
 
 // observe feeds one event to the tracker and writes its decision to d (a
-// decision the caller reuses: 376 bytes not copied per event).
+// decision the caller reuses, not copied per event).
 func (t *tracker) observe(ev *replication.BinlogEvent, d *decision) error {
 	d.reset()
 	h := ev.Header

@@ -74,7 +74,7 @@ func (j *Job) Run(recycle bool) (fast bool, err error) {
 // checkImages refuses a rows event whose row images take no bytes (no
 // column in them) while row data follows: go-mysql's DecodeData loops for
 // ever on one, appending empty rows. No server writes one; damaged bytes
-// can (found by FuzzDirSourceGarbage).
+// can (FuzzDirSourceGarbage makes them).
 func checkImages(re *replication.RowsEvent, pos int, data []byte) error {
 	if pos < len(data) && !anyBitSet(re.ColumnBitmap1, int(re.ColumnCount)) {
 		return fmt.Errorf("%w: a rows event of %s with %d bytes of rows but no column in its images",
