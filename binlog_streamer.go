@@ -48,6 +48,11 @@ type Event struct {
 	fpRows int
 	fp     uint64
 
+	// A piece of a rows event a snapshot split (splitRows): the event, and
+	// the index of the piece's first row change in it.
+	rowsOf  *Event
+	rowsOff int
+
 	// The memory of the decoded rows, when the source recycles it
 	// (RecycleRows), and its generation when it was given to this event.
 	arena    *rows.Arena
@@ -79,6 +84,9 @@ func (e *Event) Release() {
 // trimmed. n equal to all the event's changes gives Resume.
 func (e *Event) ResumeAfterRows(n int) ResumePosition {
 	total := RowChanges(e.BinlogEvent)
+	if e.rowsOf != nil {
+		return e.rowsOf.ResumeAfterRows(e.rowsOff + min(max(n, 0), total))
+	}
 	if n <= 0 && e.SkippedRows == 0 {
 		return e.before
 	}
@@ -176,6 +184,11 @@ type Config struct {
 	// never between a delivered event and its acknowledgement. 0 delivers
 	// none. See Progress.
 	ProgressInterval time.Duration
+
+	// Snapshot, when set, reads the tables it selects while streaming, in
+	// key chunks delivered as SnapshotRead events in stream order. See
+	// SnapshotConfig.
+	Snapshot *SnapshotConfig
 }
 
 func (c *Config) validate() error {
@@ -224,6 +237,9 @@ func (c *Config) validate() error {
 	}
 	if c.Schema == nil {
 		c.Schema = &SchemaConfig{}
+	}
+	if c.Snapshot != nil {
+		return c.Snapshot.validate()
 	}
 	return nil
 }
@@ -310,7 +326,11 @@ type BinlogStreamer struct {
 	schema    schemaLog
 	sch       *schemaTracker
 	schemaOff bool // no schema tracking (the prescan's streamer, benchmarks)
-	ddlOnly   bool // the prescan's streamer: rows events may come undecoded
+
+	// snap is the snapshot taken while streaming (Config.Snapshot,
+	// SnapshotTable); its state advances on Run's goroutine.
+	snap    *snapDriver
+	ddlOnly bool // the prescan's streamer: rows events may come undecoded
 }
 
 // NewBinlogStreamer validates cfg and returns a streamer ready to Run.
@@ -319,7 +339,7 @@ func NewBinlogStreamer(cfg Config) (*BinlogStreamer, error) {
 		return nil, err
 	}
 	return &BinlogStreamer{cfg: cfg, resume: cfg.Start, src: cfg.Source,
-		progress: progressClock{every: cfg.ProgressInterval, now: time.Now}}, nil
+		progress: progressClock{every: cfg.ProgressInterval, now: time.Now}, snap: &snapDriver{}}, nil
 }
 
 // AddListener registers a listener. Listeners run in the order added,
@@ -412,8 +432,12 @@ func (s *BinlogStreamer) Run(ctx context.Context) error {
 		err = s.schema.open(runCtx, &s.cfg, s.source(), s.ResumePosition())
 	}
 	if err == nil {
+		err = s.openSnapshot(runCtx, s.ResumePosition())
+	}
+	if err == nil {
 		err = s.run(runCtx, listeners)
 	}
+	s.snap.stop()
 	cancel()
 	lcancel()
 
@@ -550,6 +574,7 @@ func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener, d
 		return err
 	}
 	defer s.detachStream(st)
+	s.snap.at = Position{} // the snapshot restarts at this dump's first delivery
 	dropped := &s.droppedAtStart
 	if *dumped {
 		s.reconnects.Add(1)
@@ -663,6 +688,9 @@ func (s *BinlogStreamer) streamEvent(ctx context.Context, listeners []Listener, 
 	} else if err := s.handle(ctx, listeners, be, d, from, dropped, arena); err != nil {
 		return false, err
 	}
+	if err := s.pumpSnapshot(ctx, listeners); err != nil {
+		return false, err
+	}
 	return s.reachedStop(), nil
 }
 
@@ -676,6 +704,9 @@ func (s *BinlogStreamer) ignoreEvent(ctx context.Context, listeners []Listener, 
 	s.mu.Lock()
 	s.lastTS = 0
 	s.mu.Unlock()
+	if err := s.pumpSnapshot(ctx, listeners); err != nil {
+		return false, err
+	}
 	if s.reachedStop() { // a target set while the stream was idle
 		return true, nil
 	}
@@ -776,6 +807,8 @@ func (s *BinlogStreamer) handle(ctx context.Context, listeners []Listener, be *r
 			return s.maybeProgress(ctx, listeners, true)
 		}
 	}
+	s.stampSnapshot(&d.before)
+	s.stampSnapshot(&d.after)
 	ev := Event{BinlogEvent: be, Start: d.start, End: d.end, GTID: d.gtid, Resume: d.after, before: d.before, Table: table}
 	if arena != nil {
 		ev.arena, ev.arenaGen = arena, arena.Gen()
@@ -792,11 +825,28 @@ func (s *BinlogStreamer) handle(ctx context.Context, listeners []Listener, be *r
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if s.snap.state != nil {
+		if s.snap.at.File == "" {
+			s.snap.restart(d.start) // the first event this dump delivers
+		}
+		delivered, err := s.deliverSnapshotRows(ctx, listeners, &ev)
+		if err != nil || delivered {
+			return err
+		}
+	}
 	for _, l := range listeners {
 		if err := l(s.lctx, ev); err != nil {
 			return &ListenerError{Position: d.end, Err: err}
 		}
 	}
+	s.afterDelivery(be, d)
+	return nil
+}
+
+// afterDelivery records that the listeners acknowledged the event d is
+// the decision for.
+func (s *BinlogStreamer) afterDelivery(be *replication.BinlogEvent, d *decision) {
+	s.snap.at = d.end
 	// One lock for the three: atomics each would cost more per event.
 	if s.progress.every > 0 { // no copy of the position per event otherwise
 		s.progress.delivered(d.after)
@@ -808,7 +858,6 @@ func (s *BinlogStreamer) handle(ctx context.Context, listeners []Listener, be *r
 		s.lastTS = int64(ts)
 	}
 	s.mu.Unlock()
-	return nil
 }
 
 // StopAtCurrent reads the current server's position (GTID mode: its
@@ -920,6 +969,9 @@ func (s *BinlogStreamer) reachedStop() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := s.resume
+	if !s.snap.complete() {
+		return false
+	}
 	switch {
 	case s.stopSet != nil:
 		if r.GTID != "" {
@@ -946,6 +998,7 @@ func (s *BinlogStreamer) source() Source {
 }
 
 func (s *BinlogStreamer) setResume(r ResumePosition) {
+	s.stampSnapshot(&r)
 	s.mu.Lock()
 	s.resume = r
 	s.mu.Unlock()

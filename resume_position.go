@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/binlogstream/binlogstream/internal/snapshot"
 )
 
 // Position is a place in a server's binary log: a file name and a byte
@@ -136,6 +138,10 @@ type ResumePosition struct {
 	Executed string
 	Progress TxnProgress
 
+	// snap is the state of a snapshot taken while streaming
+	// (internal/snapshot's encoding), "" without one.
+	snap string
+
 	// inRowsStmt: Streamed lies inside a rows statement, after its
 	// Table_map, so the replay up to Streamed holds only that statement's
 	// Table_maps and rows events, and its STMT_END_F event comes after
@@ -205,9 +211,10 @@ const (
 	flagGTID      = 1 << 2
 	flagRowsStmt  = 1 << 3
 	flagInner     = 1 << 4
-	knownFlags    = flagInTxn | flagOtherFile | flagGTID | flagRowsStmt | flagInner
+	flagSnapshot  = 1 << 5 // a snapshot's state ends the payload
+	knownFlags    = flagInTxn | flagOtherFile | flagGTID | flagRowsStmt | flagInner | flagSnapshot
 
-	maxTokenLen = 4096
+	maxTokenLen = 1 << 16
 )
 
 // ErrInvalidToken is matched (errors.Is) by every error that comes from
@@ -294,6 +301,9 @@ type TokenWriter struct {
 // event, not once per row (BenchmarkTokenAppend: file-after-rows against
 // file-resume-after-rows-append, and the same in GTID mode).
 func (w *TokenWriter) AppendAfterRows(dst []byte, ev *Event, n int) []byte {
+	if ev.rowsOf != nil { // a piece of a rows event (see splitRows)
+		return w.Append(dst, ev.ResumeAfterRows(n))
+	}
 	r := &ev.before
 	if n <= 0 || n >= RowChanges(ev.BinlogEvent) || r.IsGTID() && r.GTID == "" || !r.IsGTID() && r.Streamed.File == "" {
 		return w.Append(dst, ev.ResumeAfterRows(n))
@@ -310,6 +320,7 @@ func (w *TokenWriter) AppendAfterRows(dst []byte, ev *Event, n int) []byte {
 		b = binary.AppendUvarint(b, uint64(rows))
 		b = append(b, w.tail...)
 		b = binary.LittleEndian.AppendUint64(b, fp)
+		b = appendSnapshot(b, r.snap)
 	} else {
 		if w.text == nil || !w.rowsOf.samePayloadHead(r) {
 			w.keepHead(r, r.appendFileHead(w.payload[:0]), r.appendFileTail(w.tail[:0]))
@@ -414,7 +425,7 @@ func (r ResumePosition) appendFilePayload(b []byte) []byte {
 func (p *ResumePosition) samePayloadHead(r *ResumePosition) bool {
 	return p.Streamed.Offset == r.Streamed.Offset && p.Safe.Offset == r.Safe.Offset && p.Inner == r.Inner &&
 		p.InTxn == r.InTxn && p.inRowsStmt == r.inRowsStmt && p.Safe.File == r.Safe.File &&
-		p.Streamed.File == r.Streamed.File && p.GTID == r.GTID && p.Rows == r.Rows && !p.IsGTID() && !r.IsGTID()
+		p.Streamed.File == r.Streamed.File && p.GTID == r.GTID && p.Rows == r.Rows && !p.IsGTID() && !r.IsGTID() && p.snap == r.snap
 }
 
 // appendFileHead appends the file-mode payload up to the row count.
@@ -435,6 +446,9 @@ func (r ResumePosition) appendFileHead(b []byte) []byte {
 	if r.Inner > 0 {
 		flags |= flagInner
 	}
+	if r.snap != "" {
+		flags |= flagSnapshot
+	}
 	b = append(b, tokenKindFile, flags)
 	b = appendString(b, r.Safe.File)
 	b = binary.AppendUvarint(b, r.Safe.Offset)
@@ -452,7 +466,15 @@ func (r ResumePosition) appendFileTail(b []byte) []byte {
 	if r.Inner > 0 {
 		b = binary.AppendUvarint(b, uint64(r.Inner))
 	}
-	return b
+	return appendSnapshot(b, r.snap)
+}
+
+// appendSnapshot ends a payload with a snapshot's state, when there is one.
+func appendSnapshot(b []byte, snap string) []byte {
+	if snap == "" {
+		return b
+	}
+	return appendString(b, snap)
 }
 
 // GTID-mode payload: kind 2 | flags (flagGTID) | flavor (1 mysql, 2
@@ -465,7 +487,7 @@ func (r ResumePosition) appendGTIDPayload(b []byte) []byte {
 		b = r.appendGTIDMiddle(b)
 		b = binary.LittleEndian.AppendUint64(b, r.Progress.Fingerprint)
 	}
-	return b
+	return appendSnapshot(b, r.snap)
 }
 
 // appendGTIDHead appends the GTID-mode payload up to the row count.
@@ -473,6 +495,9 @@ func (r ResumePosition) appendGTIDHead(b []byte) []byte {
 	var flags byte
 	if r.GTID != "" {
 		flags |= flagGTID
+	}
+	if r.snap != "" {
+		flags |= flagSnapshot
 	}
 	b = append(b, tokenKindGTID, flags, flavorByte(r.Flavor))
 	b = appendString(b, r.Executed)
@@ -495,7 +520,7 @@ func (r ResumePosition) appendGTIDMiddle(b []byte) []byte {
 func (p *ResumePosition) sameGTIDHead(r *ResumePosition) bool {
 	return r.Flavor != "" && p.Flavor == r.Flavor && p.Progress.TableMaps == r.Progress.TableMaps &&
 		p.Progress.Statements == r.Progress.Statements && p.Progress.Other == r.Progress.Other &&
-		p.GTID == r.GTID && p.Executed == r.Executed
+		p.GTID == r.GTID && p.Executed == r.Executed && p.snap == r.snap
 }
 
 func flavorByte(f string) byte {
@@ -542,7 +567,7 @@ func ParseResumePosition(tok string) (ResumePosition, error) {
 	if kind != tokenKindFile && kind != tokenKindGTID {
 		return ResumePosition{}, tokenError(tok, fmt.Sprintf("unknown position kind %d", kind))
 	}
-	if flags&^knownFlags != 0 || kind == tokenKindGTID && flags&^flagGTID != 0 {
+	if flags&^knownFlags != 0 || kind == tokenKindGTID && flags&^(flagGTID|flagSnapshot) != 0 {
 		return ResumePosition{}, tokenError(tok, fmt.Sprintf("unknown flags %#x", flags))
 	}
 	var r ResumePosition
@@ -550,6 +575,13 @@ func ParseResumePosition(tok string) (ResumePosition, error) {
 		r = d.gtidPosition(flags)
 	} else {
 		r = d.filePosition(flags)
+	}
+	if flags&flagSnapshot != 0 {
+		if r.snap = d.string(); r.snap == "" {
+			d.fail("empty snapshot state")
+		} else if _, err := snapshot.Parse([]byte(r.snap)); err != nil {
+			d.fail(err.Error())
+		}
 	}
 	if d.err == "" && len(d.b) != 0 {
 		d.fail("trailing bytes")

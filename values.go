@@ -34,7 +34,7 @@ type Geometry struct {
 }
 
 // RowValues returns row image i of a rows event (an update's images
-// alternate before, after) with each value as the server means it
+// alternate before, after), or of a SnapshotRead (i 0), with each value as the server means it
 // (Table.Value), and Absent for the columns the image left out. Without a
 // Table (not a rows event) it returns nil. The raw go-mysql values stay in
 // the RowsEvent's Rows.
@@ -46,6 +46,16 @@ type Geometry struct {
 // *PartialJSONError saying why (the before image lacks the column, a diff
 // does not apply). Event.PartialJSON gives the diffs themselves.
 func (e *Event) RowValues(i int) []any {
+	if sr, ok := e.Event.(*SnapshotRead); ok {
+		if e.Table == nil || i != 0 {
+			return nil
+		}
+		out := make([]any, len(sr.Row))
+		for c, v := range sr.Row {
+			out[c] = e.Table.Value(c, v)
+		}
+		return out
+	}
 	re, ok := e.Event.(*replication.RowsEvent)
 	if !ok || e.Table == nil || i < 0 || i >= len(re.Rows) {
 		return nil

@@ -1,0 +1,367 @@
+package binlogstream_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/client"
+	"github.com/go-mysql-org/go-mysql/replication"
+	"github.com/stretchr/testify/require"
+
+	"github.com/binlogstream/binlogstream"
+	"github.com/binlogstream/binlogstream/testhelpers/mariadb"
+)
+
+// Snapshots while streaming, on real MariaDB: every output is folded into
+// a map by key (a read or an insert puts the row, an update's before
+// image must equal the folded row, a delete's row must be present) that
+// must end equal to the table.
+
+func snapServer(t *testing.T) *mariadb.Server {
+	t.Helper()
+	return mariadb.Start(t, mariadb.Options{BinlogRowEventMaxSize: 1024,
+		ExtraArgs: []string{"--binlog-row-metadata=FULL"}})
+}
+
+// snapFold folds a stream's output by key and checks the rules.
+type snapFold struct {
+	keyCols map[string][]string // table -> key columns
+	rows    map[string]map[string]string
+	reads   int
+	changes int
+	err     error
+	hist    map[string][]string
+}
+
+func newSnapFold(keys map[string][]string) *snapFold {
+	f := &snapFold{keyCols: keys, rows: map[string]map[string]string{}}
+	for tn := range keys {
+		f.rows[tn] = map[string]string{}
+	}
+	return f
+}
+
+func (f *snapFold) fail(format string, args ...any) {
+	if f.err == nil {
+		f.err = fmt.Errorf(format, args...)
+	}
+}
+
+func (f *snapFold) note(k, what string) {
+	if f.hist == nil {
+		f.hist = map[string][]string{}
+	}
+	f.hist[k] = append(f.hist[k], what)
+}
+
+func rowText(vals []any) string {
+	parts := make([]string, len(vals))
+	for i, v := range vals {
+		switch x := v.(type) {
+		case []byte:
+			parts[i] = string(x)
+		default:
+			parts[i] = fmt.Sprint(x)
+		}
+	}
+	return strings.Join(parts, "|")
+}
+
+func (f *snapFold) key(tn string, tbl *binlogstream.Table, vals []any) string {
+	var k []string
+	for _, c := range f.keyCols[tn] {
+		i := tbl.Column(c)
+		if i < 0 {
+			f.fail("%s: no column %s in the event's table", tn, c)
+			return ""
+		}
+		k = append(k, fmt.Sprint(vals[i]))
+	}
+	return strings.Join(k, "|")
+}
+
+// apply folds one event; it returns the key of a read row ("" otherwise).
+func (f *snapFold) apply(ev binlogstream.Event) string {
+	if ev.Table == nil {
+		return ""
+	}
+	tn := ev.Table.Schema + "." + ev.Table.Name
+	m := f.rows[tn]
+	if m == nil {
+		return ""
+	}
+	switch e := ev.Event.(type) {
+	case *binlogstream.SnapshotRead:
+		vals := ev.RowValues(0)
+		k := f.key(tn, ev.Table, vals)
+		if _, ok := m[k]; ok {
+			f.fail("read of %s %s: already present", tn, k)
+		}
+		m[k] = rowText(vals)
+		f.note(k, fmt.Sprintf("read at %v", ev.Start))
+		f.reads++
+		return k
+	case *replication.RowsEvent:
+		kind := binlogstream.RowKind(ev.Header.EventType)
+		step := 1
+		if kind == "update" {
+			step = 2
+		}
+		for i := 0; i+step <= len(e.Rows); i += step {
+			f.changes++
+			vals := ev.RowValues(i)
+			k := f.key(tn, ev.Table, vals)
+			switch kind {
+			case "insert":
+				f.note(k, fmt.Sprintf("insert %v-%v %v", ev.Start, ev.End, ev.Header.EventType))
+				if old, ok := m[k]; ok {
+					f.fail("insert of %s %s: present as %s: %v", tn, k, old, f.hist[k])
+				}
+				m[k] = rowText(vals)
+			case "delete":
+				f.note(k, fmt.Sprintf("delete %v-%v %v", ev.Start, ev.End, ev.Header.EventType))
+				if old, ok := m[k]; !ok || old != rowText(vals) {
+					f.fail("delete of %s %s=%s: folded %q present=%v: %v", tn, k, rowText(vals), old, ok, f.hist[k])
+				}
+				delete(m, k)
+			case "update":
+				if old, ok := m[k]; !ok || old != rowText(vals) {
+					f.fail("update of %s %s, before image %s: folded %q present=%v: %v", tn, k, rowText(vals), old, ok, f.hist[k])
+				}
+				delete(m, k)
+				after := ev.RowValues(i + 1)
+				f.note(f.key(tn, ev.Table, after), fmt.Sprintf("update-to %v-%v from %s", ev.Start, ev.End, k))
+				m[f.key(tn, ev.Table, after)] = rowText(after)
+			}
+		}
+	}
+	return ""
+}
+
+// tableRows reads a table as the fold renders it.
+func tableRows(t *testing.T, s *mariadb.Server, tn string, keys []string) map[string]string {
+	t.Helper()
+	cols := s.Query(t, "SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE CONCAT(TABLE_SCHEMA,'.',TABLE_NAME) = '"+tn+"' ORDER BY ORDINAL_POSITION")
+	idx := map[string]int{}
+	for i, c := range cols {
+		idx[c[0]] = i
+	}
+	out := map[string]string{}
+	for _, r := range s.Query(t, "SELECT * FROM "+tn) {
+		var k []string
+		for _, c := range keys {
+			k = append(k, r[idx[c]])
+		}
+		out[strings.Join(k, "|")] = strings.Join(r, "|")
+	}
+	return out
+}
+
+// snapRun is one streamer run of a snapshot test.
+type snapRun struct {
+	token binlogstream.ResumePosition
+	err   error
+	stats binlogstream.SnapshotStats
+}
+
+// runSnapshot streams from start with cfg.Snapshot until stop says so
+// (then StopAtCurrent: everything up to the server's current position,
+// the snapshot complete) or the listener's crash hook fails the run.
+// Every acknowledged event's Resume is the persisted token.
+func runSnapshot(t *testing.T, src binlogstream.Source, start binlogstream.ResumePosition, snap *binlogstream.SnapshotConfig,
+	f *snapFold, crash func(ev binlogstream.Event) bool, stop <-chan struct{}, onRead func(k string)) snapRun {
+	t.Helper()
+	s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: src, Start: start, Snapshot: snap})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	run := snapRun{token: start}
+	errCrash := errors.New("crash")
+	s.AddListener(func(_ context.Context, ev binlogstream.Event) error {
+		if crash != nil && crash(ev) {
+			return errCrash
+		}
+		if k := f.apply(ev); k != "" && onRead != nil {
+			onRead(k)
+		}
+		run.token = ev.Resume
+		return nil
+	})
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	if testing.Verbose() {
+		tick := time.NewTicker(2 * time.Second)
+		defer tick.Stop()
+		go func() {
+			for range tick.C {
+				t.Logf("snapshot %+v, stream %+v", s.SnapshotStats(), s.Stats())
+			}
+		}()
+	}
+	select {
+	case run.err = <-done:
+	case <-stop:
+		if _, err := s.StopAtCurrent(ctx); err != nil {
+			run.err = err
+			break
+		}
+		run.err = <-done
+	}
+	run.stats = s.SnapshotStats()
+	_ = s.Close()
+	if errors.Is(run.err, errCrash) {
+		run.err = errCrash
+	}
+	return run
+}
+
+// writer runs random writes against app.big aimed around the key the
+// snapshot reads (cursor), until stop is closed.
+func writer(c *client.Conn, seed uint64, cursor *atomic.Int64, stop <-chan struct{}, n *atomic.Int64, errs chan<- error) {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	next := int64(1_000_000_000) + int64(seed)*10_000_000
+	low := -int64(seed+1) * 10_000_000
+	for {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		at := cursor.Load() + int64(rng.IntN(6000)) - 3000
+		var q string
+		switch rng.IntN(9) {
+		case 0, 1:
+			q = fmt.Sprintf("UPDATE app.big SET v = v + 1 WHERE id = %d", at)
+		case 2:
+			q = fmt.Sprintf("DELETE FROM app.big WHERE id = %d", at)
+		case 3:
+			next++
+			q = fmt.Sprintf("INSERT INTO app.big VALUES (%d, 1, 'above')", next)
+		case 4:
+			low--
+			q = fmt.Sprintf("INSERT INTO app.big VALUES (%d, 1, 'below')", low)
+		case 5: // a key moved up, across the boundary
+			next++
+			q = fmt.Sprintf("UPDATE app.big SET id = %d WHERE id = %d", next, at)
+		case 6: // a key moved down, across the boundary
+			low--
+			q = fmt.Sprintf("UPDATE app.big SET id = %d, pad = 'moved' WHERE id = %d", low, at)
+		case 7: // many rows, split over rows events
+			q = fmt.Sprintf("UPDATE app.big SET v = v + 1, pad = 'multi-row update' WHERE id BETWEEN %d AND %d", at, at+60)
+		case 8:
+			q = fmt.Sprintf("DELETE FROM app.big WHERE id BETWEEN %d AND %d", at, at+15)
+		}
+		if _, err := c.Execute(q); err != nil && !strings.Contains(err.Error(), "Duplicate") && !strings.Contains(err.Error(), "Deadlock") {
+			errs <- err
+			return
+		}
+		n.Add(1)
+	}
+}
+
+// trxSampler records the age of the oldest transaction of user's
+// connections until stop is closed.
+func trxSampler(c *client.Conn, user string, stop <-chan struct{}, maxAge *atomic.Int64, wg *sync.WaitGroup) {
+	defer wg.Done()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+		r, err := c.Execute("SELECT IFNULL(MAX(TIMESTAMPDIFF(MICROSECOND, t.trx_started, NOW(6))), 0) FROM information_schema.INNODB_TRX t " +
+			"JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id WHERE p.USER = '" + user + "'")
+		if err != nil {
+			continue
+		}
+		if v, err := r.GetInt(0, 0); err == nil && v > maxAge.Load() {
+			maxAge.Store(v)
+		}
+	}
+}
+
+func TestSnapshotUnderHeavyWrites(t *testing.T) {
+	srv := snapServer(t)
+	const rows = 300_000
+	srv.Exec(t, "CREATE DATABASE app",
+		"CREATE TABLE app.big (id BIGINT PRIMARY KEY, v INT NOT NULL, pad VARCHAR(40) NOT NULL)",
+		"USE app", fmt.Sprintf("INSERT INTO app.big SELECT seq, 0, 'initial' FROM seq_1_to_%d", rows))
+	start := binlogstream.StartAt(masterPos(t, srv))
+	src := itSource(t, srv)
+	pats, err := binlogstream.ParseTablePatterns("app.big")
+	require.NoError(t, err)
+	snap := &binlogstream.SnapshotConfig{Tables: pats, ChunkRows: 2000}
+	f := newSnapFold(map[string][]string{"app.big": {"id"}})
+
+	var cursor, writes, maxAge atomic.Int64
+	stopWrites, stopSample := make(chan struct{}), make(chan struct{})
+	errs := make(chan error, 4)
+	var wwg, swg sync.WaitGroup
+	for i := range 3 {
+		c := srv.Conn(t, "root")
+		wwg.Add(1)
+		go func() { defer wwg.Done(); writer(c, uint64(i), &cursor, stopWrites, &writes, errs) }()
+	}
+	swg.Add(1)
+	go trxSampler(srv.Conn(t, "root"), srv.ReplUser(), stopSample, &maxAge, &swg)
+
+	began := time.Now()
+	// The writes stop once most of the table was read; then the stream
+	// runs to the server's position.
+	var read atomic.Int64
+	stopRun := make(chan struct{})
+	go func() {
+		for read.Load() < rows*2/3 {
+			time.Sleep(20 * time.Millisecond)
+		}
+		close(stopWrites)
+		wwg.Wait()
+		close(stopRun)
+	}()
+	// Crash the consumer at random points, chunks included, then resume
+	// from the last token it acknowledged.
+	rng := rand.New(rand.NewPCG(1, 2))
+	crashes, token := 0, start
+	var last snapRun
+	for {
+		var crash func(ev binlogstream.Event) bool
+		if crashes < 12 {
+			crash = func(binlogstream.Event) bool { return rng.IntN(15000) == 0 }
+		}
+		last = runSnapshot(t, src, token, snap, f, crash, stopRun, func(k string) {
+			var id int64
+			_, _ = fmt.Sscan(k, &id)
+			cursor.Store(id)
+			read.Add(1)
+		})
+		require.NoError(t, f.err)
+		token = last.token
+		if last.err == nil {
+			break
+		}
+		require.Equal(t, "crash", last.err.Error())
+		crashes++
+	}
+	elapsed := time.Since(began)
+	close(stopSample)
+	swg.Wait()
+	select {
+	case err := <-errs:
+		t.Fatal(err)
+	default:
+	}
+	want := tableRows(t, srv, "app.big", []string{"id"})
+	require.Equal(t, len(want), len(f.rows["app.big"]), "rows folded")
+	require.Equal(t, want, f.rows["app.big"])
+	t.Logf("%d rows at the start, %d at the end; %d writes; %d reads, %d row changes delivered; %d crashes; %v; "+
+		"max snapshot transaction age %v (INNODB_TRX), %v (reader); %d chunks, %d read again",
+		rows, len(want), writes.Load(), f.reads, f.changes, crashes, elapsed.Round(time.Millisecond),
+		time.Duration(maxAge.Load())*time.Microsecond, last.stats.MaxReadAge, last.stats.Chunks, last.stats.Rereads)
+}

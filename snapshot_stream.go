@@ -1,0 +1,757 @@
+package binlogstream
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/replication"
+
+	"github.com/binlogstream/binlogstream/internal/snapshot"
+)
+
+// SnapshotConfig makes a streamer read tables while it streams
+// (Config.Snapshot): each table in key chunks, each chunk in one short
+// consistent-snapshot transaction on a connection of its own, delivered as
+// SnapshotRead events when the stream reaches the chunk's binlog position.
+// See "Snapshots" in doc.go for the contract.
+type SnapshotConfig struct {
+	// Tables selects the base tables to read, from those that exist when
+	// the snapshot starts.
+	Tables TablePatterns
+	// ChunkRows is the rows per chunk read. 0 means DefaultChunkRows.
+	ChunkRows int
+	// Readers is how many chunk reads run at once (one connection each).
+	// 0 means 1.
+	Readers int
+}
+
+// DefaultChunkRows is SnapshotConfig.ChunkRows when it is 0.
+const DefaultChunkRows = 1024
+
+func (c *SnapshotConfig) validate() error {
+	if c.ChunkRows < 0 || c.Readers < 0 {
+		return configError("negative Snapshot.ChunkRows or Snapshot.Readers")
+	}
+	if c.ChunkRows == 0 {
+		c.ChunkRows = DefaultChunkRows
+	}
+	if c.Readers == 0 {
+		c.Readers = 1
+	}
+	return nil
+}
+
+// SnapshotRead is the body (Event.Event) of a row a snapshot read: Row
+// holds its values as a rows event's Rows do (RowValues(0) gives them as
+// the server means them, through Event.Table). Its Header has EventType
+// UNKNOWN_EVENT; Start and End are the stream's position it was delivered
+// at. Every row change of its key that the stream delivers comes after it.
+type SnapshotRead struct {
+	Row []any
+}
+
+// Dump writes a line for go-mysql's Dump convention.
+func (r *SnapshotRead) Dump(w io.Writer) { _, _ = fmt.Fprintf(w, "=== SnapshotRead ===\n%v\n", r.Row) }
+
+// Decode is never called: a SnapshotRead is made by the streamer.
+func (r *SnapshotRead) Decode([]byte) error { return nil }
+
+// SnapshotStats are a snapshot's counters (BinlogStreamer.SnapshotStats).
+type SnapshotStats struct {
+	// Tables is how many tables are still to read or being read.
+	Tables int
+	// Rows counts SnapshotRead events delivered.
+	Rows uint64
+	// Chunks counts chunk reads; Rereads those whose read was discarded
+	// (read before the table's held changes begin) and read again.
+	Chunks, Rereads uint64
+	// MaxReadAge is the longest a chunk read's transaction lived.
+	MaxReadAge time.Duration
+	// Held is the row changes held back for chunks to come.
+	Held int
+}
+
+// snapDriver runs a snapshot beside the stream. Its state is advanced on
+// Run's goroutine, between events; reads run on reader goroutines.
+type snapDriver struct {
+	cfg   SnapshotConfig
+	src   snapshotSource
+	state *snapshot.State
+	meta  map[string]*snapTable
+	// pattern: the tables of cfg.Tables to read, by id, sorted.
+	pattern []string
+	tok     string // the state's token part
+	dirty   bool
+
+	gen      uint64 // reads of an older generation are discarded
+	work     chan chunkJob
+	results  chan chunkResult
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+	next     map[string]*chunkResult // the chunk each table attaches next
+	ahead    map[string]*chunkResult // its read-ahead successor
+	inflight map[string]int          // reads not come back
+	cmp      chunkReader             // the Run goroutine's connection for key weights
+	at       Position                // the stream's point; File "" before the dump's first event
+
+	// needWork: a table may be ready to start, or a chunk to ask for.
+	needWork bool
+	hasAdded atomic.Bool // added is not empty
+
+	mu    sync.Mutex
+	added []string // SnapshotTable calls waiting for the Run goroutine
+	stats SnapshotStats
+}
+
+// due reports whether a pump has something to do at the stream's point:
+// a read came back, a waiting chunk's position is reached, or a table may
+// start. It is called after every event, so it allocates nothing.
+func (d *snapDriver) due() bool {
+	if d.needWork || len(d.results) > 0 || d.hasAdded.Load() {
+		return true
+	}
+	for _, r := range d.next {
+		if r.read.at.Compare(d.at) <= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+type chunkJob struct {
+	gen   uint64
+	t     *snapTable
+	lo    *snapshot.Key
+	ahead bool
+}
+
+type chunkResult struct {
+	job   chunkJob
+	read  *chunkRead
+	err   error
+	chunk *snapshot.Chunk // the state's view of read
+}
+
+func toPos(p Position) snapshot.Pos { return snapshot.Pos{File: p.File, Offset: p.Offset} }
+
+func comparePos(a, b snapshot.Pos) int {
+	return Position{File: a.File, Offset: a.Offset}.Compare(Position{File: b.File, Offset: b.Offset})
+}
+
+var snapStateCfg = snapshot.Config{Compare: snapshot.CompareValues, ComparePos: comparePos}
+
+// openSnapshot makes the driver for a Run from the resume token's state
+// (or a fresh one), and starts its readers.
+func (s *BinlogStreamer) openSnapshot(ctx context.Context, from ResumePosition) error {
+	d := s.snap
+	d.stop()
+	d.state = nil
+	d.mu.Lock()
+	added := len(d.added) > 0
+	d.mu.Unlock()
+	if s.cfg.Snapshot == nil && from.snap == "" && !added {
+		return nil
+	}
+	src, ok := s.source().(snapshotSource)
+	if !ok {
+		return configError("Snapshot: the source (%T) cannot read tables", s.source())
+	}
+	d.cfg = SnapshotConfig{}
+	if s.cfg.Snapshot != nil {
+		d.cfg = *s.cfg.Snapshot
+	}
+	if err := d.cfg.validate(); err != nil {
+		return err
+	}
+	d.src, d.meta, d.pattern = src, map[string]*snapTable{}, nil
+	d.next, d.ahead, d.inflight = map[string]*chunkResult{}, map[string]*chunkResult{}, map[string]int{}
+	return d.open(ctx, from)
+}
+
+func (d *snapDriver) open(ctx context.Context, from ResumePosition) error {
+	var saved snapshot.Saved
+	fresh := from.snap == ""
+	if !fresh {
+		var err error
+		if saved, err = snapshot.Parse([]byte(from.snap)); err != nil {
+			return fmt.Errorf("binlogstream: resume token: %w", err)
+		}
+	}
+	var names []string
+	for _, t := range saved.Tables {
+		if !t.Done {
+			names = append(names, t.Name)
+		}
+	}
+	tables, err := d.src.snapshotTables(ctx, d.cfg.Tables, names)
+	if err != nil {
+		return err
+	}
+	for _, t := range tables {
+		d.meta[t.id] = t
+		if len(d.cfg.Tables) > 0 && d.cfg.Tables.Match(t.table.Schema, t.table.Name) {
+			d.pattern = append(d.pattern, t.id)
+		}
+	}
+	sort.Strings(d.pattern)
+	d.state = snapshot.Restore(snapStateCfg, saved, snapshot.Pos{})
+	for _, id := range d.pattern {
+		if fresh || id > saved.Cursor && !d.state.Done(id) {
+			d.state.Add(id)
+		}
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	d.cancel = cancel
+	if d.cmp, err = d.src.chunkReader(rctx); err != nil {
+		cancel()
+		d.cancel = nil
+		return err
+	}
+	for _, t := range saved.Tables {
+		if t.Bound != nil {
+			if err := d.cmp.keyCmp(d.meta[t.Name], []*snapshot.Key{t.Bound}); err != nil {
+				d.stop()
+				return err
+			}
+			d.state.SetBoundCmp(t.Name, t.Bound.Cmp)
+		}
+	}
+	d.work, d.results = make(chan chunkJob, 4*d.cfg.Readers), make(chan chunkResult, 4*d.cfg.Readers)
+	for range d.cfg.Readers {
+		d.wg.Add(1)
+		go d.reader(rctx)
+	}
+	d.dirty, d.needWork = true, true
+	d.setRemaining()
+	return nil
+}
+
+// setRemaining publishes, for other goroutines, how much is left to read.
+func (d *snapDriver) setRemaining() {
+	n, held := len(d.state.Tables()), d.state.Held()
+	d.mu.Lock()
+	d.stats.Tables, d.stats.Held = n, held
+	d.mu.Unlock()
+}
+
+// stop ends the readers and waits for them.
+func (d *snapDriver) stop() {
+	if d.cancel != nil {
+		d.cancel()
+		d.wg.Wait()
+		d.cmp.close()
+		d.cancel = nil
+	}
+}
+
+// reader reads the chunks asked for, on a connection of its own.
+func (d *snapDriver) reader(ctx context.Context) {
+	defer d.wg.Done()
+	var r chunkReader
+	defer func() {
+		if r != nil {
+			r.close()
+		}
+	}()
+	for {
+		var job chunkJob
+		select {
+		case <-ctx.Done():
+			return
+		case job = <-d.work:
+		}
+		res := chunkResult{job: job}
+		if r == nil {
+			r, res.err = d.src.chunkReader(ctx)
+		}
+		if res.err == nil {
+			var after []any
+			if job.lo != nil {
+				after = job.lo.Raw
+			}
+			res.read, res.err = r.readChunk(job.t, after, d.cfg.ChunkRows)
+			if res.err != nil {
+				r.close()
+				r = nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case d.results <- res:
+		}
+	}
+}
+
+// token is the state's part of a resume token.
+func (d *snapDriver) token() string {
+	if d.dirty {
+		d.tok, d.dirty = string(d.state.Append(nil)), false
+	}
+	return d.tok
+}
+
+// complete reports whether every table was read (true without a
+// snapshot). Any goroutine may call it.
+func (d *snapDriver) complete() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.added) == 0 && d.stats.Tables == 0
+}
+
+// restart drops the reads in flight and the held changes, as of a new dump
+// whose first event starts at at: positions of an earlier dump (another
+// server, after a failover) do not place a later read.
+func (d *snapDriver) restart(at Position) {
+	d.gen++
+	clear(d.next)
+	clear(d.ahead)
+	clear(d.inflight)
+	d.state.Restart(toPos(at))
+	d.at, d.needWork = at, true
+}
+
+// ask queues a chunk read of t after its boundary (or after lo, for a
+// read ahead of the chunk waiting to attach).
+func (d *snapDriver) ask(ctx context.Context, t *snapTable, lo *snapshot.Key, ahead bool) error {
+	d.inflight[t.id]++
+	select {
+	case d.work <- chunkJob{gen: d.gen, t: t, lo: lo, ahead: ahead}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// collect takes the reads that came back, without waiting.
+func (d *snapDriver) collect(ctx context.Context) error {
+	for {
+		var r chunkResult
+		select {
+		case r = <-d.results:
+		default:
+			return nil
+		}
+		if r.job.gen != d.gen {
+			continue
+		}
+		id := r.job.t.id
+		d.inflight[id]--
+		if r.err != nil {
+			return r.err
+		}
+		d.mu.Lock()
+		d.stats.Chunks++
+		d.stats.MaxReadAge = max(d.stats.MaxReadAge, r.read.age)
+		d.mu.Unlock()
+		rr := r
+		rr.chunk = d.chunkOf(&rr)
+		if r.job.ahead {
+			d.ahead[id] = &rr
+		} else {
+			d.next[id] = &rr
+		}
+		// Read the next chunk while this one waits for the stream.
+		if last := len(r.read.keys); last == d.cfg.ChunkRows && d.ahead[id] == nil && !r.job.ahead && d.inflight[id] == 0 {
+			hi := r.read.keys[last-1]
+			if err := d.ask(ctx, r.job.t, &hi, true); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// chunkOf is the state's view of a read.
+func (d *snapDriver) chunkOf(r *chunkResult) *snapshot.Chunk {
+	c := &snapshot.Chunk{Table: r.job.t.id, Lo: r.job.lo, At: toPos(r.read.at)}
+	c.Rows = make([]snapshot.Row, len(r.read.rows))
+	for i := range r.read.rows {
+		c.Rows[i] = snapshot.Row{Key: r.read.keys[i], Data: r.read.rows[i]}
+	}
+	if n := len(c.Rows); n == d.cfg.ChunkRows {
+		hi := c.Rows[n-1].Key
+		c.Hi = &hi
+	}
+	return c
+}
+
+// pump attaches the chunks the stream has reached, delivering their rows,
+// and starts the reads of tables still to read.
+func (s *BinlogStreamer) pumpSnapshot(ctx context.Context, listeners []Listener) error {
+	d := s.snap
+	if d.state == nil {
+		d.mu.Lock()
+		added := len(d.added) > 0
+		d.mu.Unlock()
+		if !added || d.at.File == "" {
+			return nil
+		}
+		// SnapshotTable during a Run without a snapshot.
+		if err := s.openSnapshot(ctx, s.ResumePosition()); err != nil {
+			return err
+		}
+		d.restart(d.at)
+	}
+	if d.at.File == "" || !d.due() {
+		return nil
+	}
+	d.needWork = false
+	if err := d.takeAdded(ctx); err != nil {
+		return err
+	}
+	if err := d.collect(ctx); err != nil {
+		return err
+	}
+	for _, id := range d.state.Tables() {
+		if err := s.attachTable(ctx, listeners, id); err != nil {
+			return err
+		}
+	}
+	if err := d.startTables(ctx); err != nil {
+		return err
+	}
+	s.stampResume()
+	return nil
+}
+
+// attachTable attaches table id's next chunk while the stream has reached
+// it, and asks for the next read.
+func (s *BinlogStreamer) attachTable(ctx context.Context, listeners []Listener, id string) error {
+	d := s.snap
+	for {
+		r := d.next[id]
+		if r == nil {
+			if r = d.ahead[id]; r == nil {
+				break
+			}
+			d.next[id], d.ahead[id] = r, nil
+			r.job.ahead = false
+		}
+		c := r.chunk
+		o, rows := d.state.Attach(c, toPos(d.at))
+		if o == snapshot.Wait {
+			return nil
+		}
+		delete(d.next, id)
+		d.needWork = true
+		if o == snapshot.Discard {
+			delete(d.ahead, id)
+			d.mu.Lock()
+			d.stats.Rereads++
+			d.mu.Unlock()
+			break
+		}
+		if err := s.deliverChunk(ctx, listeners, r.job.t, c, rows); err != nil {
+			return err
+		}
+	}
+	if _, active := d.state.Active(id); active && d.next[id] == nil && d.ahead[id] == nil && d.inflight[id] == 0 {
+		bound, _ := d.state.Active(id)
+		return d.ask(ctx, d.meta[id], bound, false)
+	}
+	return nil
+}
+
+// deliverChunk delivers a ready chunk's rows, each with the token whose
+// boundary is its key, the last with the chunk finished.
+func (s *BinlogStreamer) deliverChunk(ctx context.Context, listeners []Listener, t *snapTable, c *snapshot.Chunk, rows []snapshot.Row) error {
+	d := s.snap
+	for i, row := range rows {
+		d.state.Delivered(t.id, row.Key)
+		if i == len(rows)-1 {
+			d.state.Finish(c)
+		}
+		d.dirty = true
+		before := s.ResumePosition()
+		r := before
+		r.snap = d.token()
+		be := &replication.BinlogEvent{Header: &replication.EventHeader{EventType: replication.UNKNOWN_EVENT},
+			Event: &SnapshotRead{Row: row.Data.([]any)}}
+		ev := Event{BinlogEvent: be, Start: d.at, End: d.at, Resume: r, before: before, Table: t.table}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		for _, l := range listeners {
+			if err := l(s.lctx, ev); err != nil {
+				return &ListenerError{Position: d.at, Err: err}
+			}
+		}
+		if s.progress.every > 0 {
+			s.progress.delivered(r)
+		}
+		s.setResume(r)
+		d.mu.Lock()
+		d.stats.Rows++
+		d.mu.Unlock()
+	}
+	if len(rows) == 0 {
+		d.state.Finish(c)
+		d.dirty = true
+	}
+	return nil
+}
+
+// startTables starts reading pending tables while fewer than Readers
+// tables are being read: pattern tables in name order, then added ones.
+func (d *snapDriver) startTables(ctx context.Context) error {
+	reading := 0
+	var pending []string
+	for _, id := range d.state.Tables() {
+		if _, ok := d.state.Active(id); ok {
+			reading++
+		} else if d.state.Pending(id) {
+			pending = append(pending, id)
+		}
+	}
+	for _, id := range pending {
+		if reading >= d.cfg.Readers {
+			break
+		}
+		d.state.Start(id, toPos(d.at), slices.Contains(d.pattern, id))
+		d.dirty = true
+		reading++
+		if err := d.ask(ctx, d.meta[id], nil, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// takeAdded puts the tables SnapshotTable named under snapshot.
+func (d *snapDriver) takeAdded(ctx context.Context) error {
+	d.mu.Lock()
+	added := d.added
+	d.added = nil
+	d.hasAdded.Store(false)
+	d.mu.Unlock()
+	if len(added) == 0 {
+		return nil
+	}
+	var names []string
+	for _, id := range added {
+		if d.meta[id] == nil {
+			names = append(names, id)
+		}
+	}
+	if len(names) > 0 {
+		tables, err := d.src.snapshotTables(ctx, nil, names)
+		if err != nil {
+			return err
+		}
+		for _, t := range tables {
+			d.meta[t.id] = t
+		}
+	}
+	for _, id := range added {
+		if _, active := d.state.Active(id); !active {
+			d.state.Add(id)
+			d.dirty = true
+		}
+	}
+	return nil
+}
+
+// SnapshotTable puts schema.table under snapshot while streaming (the
+// consumer added it to what it reads): from the next event on, its rows
+// are read in chunks as Config.Snapshot's tables are, and the resume
+// token records it, so a resume continues it. A table being read keeps
+// its progress; one read before is read again. Any goroutine may call it.
+func (s *BinlogStreamer) SnapshotTable(schema, table string) {
+	d := s.snap
+	d.mu.Lock()
+	d.added = append(d.added, schema+"."+table)
+	d.hasAdded.Store(true)
+	d.mu.Unlock()
+}
+
+// SnapshotStats returns the snapshot's counters (zero without one).
+func (s *BinlogStreamer) SnapshotStats() SnapshotStats {
+	d := s.snap
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.stats
+}
+
+// stampResume puts the snapshot's state into the streamer's position.
+func (s *BinlogStreamer) stampResume() {
+	tok := s.snap.token()
+	s.mu.Lock()
+	s.resume.snap = tok
+	s.mu.Unlock()
+	s.snap.setRemaining()
+}
+
+// rowsVerdicts classifies the row changes of a rows event of a table
+// under snapshot; nil when the event is delivered as it is.
+func (d *snapDriver) rowsVerdicts(ev *Event) ([]snapshot.Verdict, error) {
+	re, ok := ev.Event.(*replication.RowsEvent)
+	if !ok || re.Table == nil {
+		return nil, nil
+	}
+	id := string(re.Table.Schema) + "." + string(re.Table.Table)
+	t := d.meta[id]
+	if t == nil {
+		return nil, nil
+	}
+	if _, active := d.state.Active(id); !active && !d.state.Pending(id) {
+		return nil, nil
+	}
+	kind := rowKinds[ev.Header.EventType]
+	per := rowsPerChange(ev.Header.EventType)
+	n := len(re.Rows) / per
+	keys := make([]snapshot.Key, len(re.Rows))
+	ptrs := make([]*snapshot.Key, 0, len(re.Rows))
+	for i, row := range re.Rows {
+		k, err := t.keyOf(t.table, row)
+		if err != nil {
+			return nil, err
+		}
+		keys[i] = k
+		ptrs = append(ptrs, &keys[i])
+	}
+	if t.needsServer() {
+		if err := d.cmp.keyCmp(t, ptrs); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]snapshot.Verdict, n)
+	changed := false
+	for i := range n {
+		c := snapshot.Change{Pos: toPos(ev.End)}
+		switch kind {
+		case kindInsert:
+			c.Kind, c.After = snapshot.Insert, snapshot.Row{Key: keys[i], Data: cloneRow(re.Rows[i])}
+		case kindDelete:
+			c.Kind, c.Before = snapshot.Delete, snapshot.Row{Key: keys[i], Data: cloneRow(re.Rows[i])}
+		default:
+			c.Kind = snapshot.Update
+			c.Before = snapshot.Row{Key: keys[2*i], Data: cloneRow(re.Rows[2*i])}
+			c.After = snapshot.Row{Key: keys[2*i+1], Data: cloneRow(re.Rows[2*i+1])}
+		}
+		out[i] = d.state.Classify(id, c)
+		changed = changed || out[i] != snapshot.Deliver
+	}
+	if !changed {
+		return nil, nil
+	}
+	return out, nil
+}
+
+// cloneRow copies a row's values off the event's memory, which the source
+// may recycle: held changes outlive their event.
+func cloneRow(row []any) []any {
+	out := make([]any, len(row))
+	for i, v := range row {
+		switch x := v.(type) {
+		case string:
+			out[i] = strings.Clone(x)
+		case []byte:
+			out[i] = bytes.Clone(x)
+		default:
+			out[i] = v
+		}
+	}
+	return out
+}
+
+// splitRows makes the events a rows event becomes under verdicts: each
+// run of row changes delivered alike is one event (updates that moved a
+// key across the boundary become inserts or deletes); held-back changes
+// are left out. Each piece's positions are the original's after its rows.
+func splitRows(ev *Event, verdicts []snapshot.Verdict) []Event {
+	re := ev.Event.(*replication.RowsEvent)
+	kind := rowKinds[ev.Header.EventType]
+	per := rowsPerChange(ev.Header.EventType)
+	effective := func(v snapshot.Verdict) uint8 {
+		switch v {
+		case snapshot.AsInsert:
+			return kindInsert
+		case snapshot.AsDelete:
+			return kindDelete
+		case snapshot.Suppress:
+			return kindNone
+		}
+		return kind
+	}
+	orig := *ev
+	var out []Event
+	for i := 0; i < len(verdicts); {
+		k := effective(verdicts[i])
+		j := i + 1
+		for j < len(verdicts) && effective(verdicts[j]) == k {
+			j++
+		}
+		if k != kindNone {
+			out = append(out, piece(&orig, re, k, per, i, j))
+		}
+		i = j
+	}
+	return out
+}
+
+// piece is the event of row changes [i, j) of ev, delivered as kind k.
+func piece(ev *Event, re *replication.RowsEvent, k uint8, per, i, j int) Event {
+	hdr := *ev.Header
+	nre := *re
+	nre.Rows, nre.SkippedColumns = make([][]any, 0, (j-i)*per), nil
+	switch {
+	case k == rowKinds[hdr.EventType]:
+		nre.Rows = re.Rows[i*per : j*per]
+		if len(re.SkippedColumns) == len(re.Rows) {
+			nre.SkippedColumns = re.SkippedColumns[i*per : j*per]
+		}
+	case k == kindInsert: // the after images of updates
+		hdr.EventType = replication.WRITE_ROWS_EVENTv2
+		nre.ColumnBitmap1 = re.ColumnBitmap2
+		for x := i; x < j; x++ {
+			nre.Rows = append(nre.Rows, re.Rows[2*x+1])
+		}
+	default: // the before images of updates
+		hdr.EventType = replication.DELETE_ROWS_EVENTv2
+		for x := i; x < j; x++ {
+			nre.Rows = append(nre.Rows, re.Rows[2*x])
+		}
+	}
+	p := *ev
+	p.BinlogEvent = &replication.BinlogEvent{Header: &hdr, RawData: ev.RawData, Event: &nre}
+	p.before, p.Resume = ev.ResumeAfterRows(i), ev.ResumeAfterRows(j)
+	p.rowsOf, p.rowsOff = ev, i
+	p.SkippedRows, p.fpRows, p.arena = 0, 0, nil
+	return p
+}
+
+// stampSnapshot puts the snapshot's state into a position the streamer
+// hands out.
+func (s *BinlogStreamer) stampSnapshot(r *ResumePosition) {
+	if s.snap.state != nil {
+		r.snap = s.snap.token()
+	}
+}
+
+// deliverSnapshotRows delivers a rows event of a table under snapshot as
+// its verdicts say; delivered false: deliver it as it is.
+func (s *BinlogStreamer) deliverSnapshotRows(ctx context.Context, listeners []Listener, ev *Event) (delivered bool, err error) {
+	verdicts, err := s.snap.rowsVerdicts(ev)
+	if err != nil || verdicts == nil {
+		return false, err
+	}
+	for _, p := range splitRows(ev, verdicts) {
+		for _, l := range listeners {
+			if err := l(s.lctx, p); err != nil {
+				return true, &ListenerError{Position: ev.End, Err: err}
+			}
+		}
+		s.setResume(p.Resume)
+	}
+	d := decision{end: ev.End, after: ev.Resume}
+	s.afterDelivery(ev.BinlogEvent, &d)
+	return true, nil
+}
