@@ -326,11 +326,11 @@ type BinlogStreamer struct {
 	schema    schemaLog
 	sch       *schemaTracker
 	schemaOff bool // no schema tracking (the prescan's streamer, benchmarks)
+	ddlOnly   bool // the prescan's streamer: rows events may come undecoded
 
 	// snap is the snapshot taken while streaming (Config.Snapshot,
 	// SnapshotTable); its state advances on Run's goroutine.
-	snap    *snapDriver
-	ddlOnly bool // the prescan's streamer: rows events may come undecoded
+	snap *snapDriver
 }
 
 // NewBinlogStreamer validates cfg and returns a streamer ready to Run.

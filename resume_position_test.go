@@ -116,6 +116,7 @@ func TestParseResumePositionRejects(t *testing.T) {
 func FuzzParseResumePosition(f *testing.F) {
 	for _, r := range sampleResumePositions() {
 		f.Add(r.String())
+		f.Add(binlogstream.WithSnapshotSample(r).String())
 	}
 	f.Add("bls1.")
 	f.Add("bls1.AQA")

@@ -146,6 +146,9 @@ func comparePos(a, b snapshot.Pos) int {
 	return Position{File: a.File, Offset: a.Offset}.Compare(Position{File: b.File, Offset: b.Offset})
 }
 
+// snapNoFold: the tests' negative control (SnapshotNoFold).
+var snapNoFold bool
+
 var snapStateCfg = snapshot.Config{Compare: snapshot.CompareValues, ComparePos: comparePos}
 
 // openSnapshot makes the driver for a Run from the resume token's state
@@ -436,6 +439,11 @@ func (s *BinlogStreamer) attachTable(ctx context.Context, listeners []Listener, 
 			r.job.ahead = false
 		}
 		c := r.chunk
+		if snapNoFold {
+			nc := *c
+			nc.At = toPos(d.at)
+			c = &nc
+		}
 		o, rows := d.state.Attach(c, toPos(d.at))
 		if o == snapshot.Wait {
 			return nil

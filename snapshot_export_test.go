@@ -1,0 +1,20 @@
+package binlogstream
+
+import "github.com/binlogstream/binlogstream/internal/snapshot"
+
+// WithSnapshotSample returns r carrying a snapshot state: two tables, one
+// with a composite boundary key, one still to read.
+func WithSnapshotSample(r ResumePosition) ResumePosition {
+	st := snapshot.New(snapStateCfg)
+	st.Add("app.a")
+	st.Add("app.b")
+	st.Start("app.a", snapshot.Pos{}, true)
+	st.Delivered("app.a", snapshot.Key{Raw: []any{[]byte("k\x00é"), int64(-3), uint64(1 << 63)}})
+	r.snap = string(st.Append(nil))
+	return r
+}
+
+// SnapshotNoFold makes chunks be taken as read at the stream's point,
+// with no held-back change folded in: the negative control of the
+// snapshot tests.
+func SnapshotNoFold(on bool) { snapNoFold = on }
