@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -397,4 +398,109 @@ func TestSnapshotNegativeControl(t *testing.T) {
 	err := snapshotUnderWrites(t, 60_000, 0)
 	require.Error(t, err)
 	t.Log(err)
+}
+
+// TestSnapshotAwkwardTables snapshots, under writes, a VARCHAR key in a
+// case-insensitive collation (keys that differ in case and accents), a
+// composite key, a table with only a UNIQUE key, and a table empty at the
+// start; a table without a usable key is refused by name.
+func TestSnapshotAwkwardTables(t *testing.T) {
+	srv := snapServer(t)
+	srv.Exec(t, "CREATE DATABASE app", "USE app",
+		"CREATE TABLE vk (k VARCHAR(20) COLLATE utf8mb4_general_ci PRIMARY KEY, v INT NOT NULL)",
+		"CREATE TABLE ck (a VARCHAR(10) NOT NULL, b INT NOT NULL, v INT NOT NULL, PRIMARY KEY (a, b))",
+		"CREATE TABLE uk (id INT NOT NULL, u VARCHAR(10) NOT NULL, v INT NOT NULL, UNIQUE KEY ku (u))",
+		"CREATE TABLE empty (id INT PRIMARY KEY, v INT NOT NULL)",
+		"CREATE TABLE nokey (x INT, y INT)",
+		"CREATE TABLE nullkey (x INT, y INT, UNIQUE KEY (x))",
+		"INSERT INTO vk SELECT CONCAT(ELT(1 + seq % 6, 'a', 'B', 'ä', 'Z', 'é ', '_'), seq), seq FROM seq_1_to_3000",
+		"INSERT INTO ck SELECT ELT(1 + seq % 4, 'x', 'Y', 'z', 'ß'), seq, 0 FROM seq_1_to_3000",
+		"INSERT INTO uk SELECT seq, CONCAT('u', seq), 0 FROM seq_1_to_3000")
+	keys := map[string][]string{"app.vk": {"k"}, "app.ck": {"a", "b"}, "app.uk": {"u"}, "app.empty": {"id"}}
+	start := binlogstream.StartAt(masterPos(t, srv))
+	src := itSource(t, srv)
+
+	pats, err := binlogstream.ParseTablePatterns("app.nokey")
+	require.NoError(t, err)
+	refused := runSnapshot(t, src, start, &binlogstream.SnapshotConfig{Tables: pats}, newSnapFold(nil), nil, nil, nil)
+	require.Error(t, refused.err)
+	require.Contains(t, refused.err.Error(), "`app`.`nokey`")
+	pats, err = binlogstream.ParseTablePatterns("app.nullkey")
+	require.NoError(t, err)
+	refused = runSnapshot(t, src, start, &binlogstream.SnapshotConfig{Tables: pats}, newSnapFold(nil), nil, nil, nil)
+	require.ErrorContains(t, refused.err, "`app`.`nullkey`")
+
+	pats, err = binlogstream.ParseTablePatterns("app.vk,app.ck,app.uk,app.empty")
+	require.NoError(t, err)
+	f := newSnapFold(keys)
+	stopRun := make(chan struct{})
+	c := srv.Conn(t, "root")
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(stopRun) // the stream then runs to the server's position
+		rng := rand.New(rand.NewPCG(3, 4))
+		for i := range 3000 {
+			n := rng.IntN(3000) + 1
+			p := []string{"a", "B", "ä", "Z", "é ", "_"}[rng.IntN(6)]
+			qs := []string{
+				fmt.Sprintf("UPDATE app.vk SET v = v + 1 WHERE k = '%s%d'", p, n),
+				fmt.Sprintf("UPDATE app.vk SET k = UPPER(k) WHERE k = '%s%d'", p, n),
+				fmt.Sprintf("UPDATE app.vk SET k = CONCAT('A', k) WHERE k = '%s%d'", p, n),
+				fmt.Sprintf("DELETE FROM app.vk WHERE k = '%s%d'", p, n),
+				fmt.Sprintf("INSERT INTO app.vk VALUES ('%sn%d', 1)", p, i),
+				fmt.Sprintf("UPDATE app.ck SET b = b + 5000, v = v + 1 WHERE b = %d", n),
+				fmt.Sprintf("UPDATE app.ck SET a = 'X' WHERE b BETWEEN %d AND %d", n, n+30),
+				fmt.Sprintf("INSERT INTO app.ck VALUES ('a', %d, 1)", 100000+i),
+				fmt.Sprintf("UPDATE app.uk SET u = CONCAT('v', id), v = v + 1 WHERE id = %d", n),
+				fmt.Sprintf("DELETE FROM app.uk WHERE id = %d", n),
+				fmt.Sprintf("INSERT INTO app.empty VALUES (%d, 1)", i),
+				fmt.Sprintf("UPDATE app.empty SET id = id + 100000 WHERE id = %d", rng.IntN(i+1)),
+			}
+			if _, err := c.Execute(qs[rng.IntN(len(qs))]); err != nil && !strings.Contains(err.Error(), "Duplicate") {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	rng := rand.New(rand.NewPCG(5, 6))
+	token, crashes := start, 0
+	maxCrashes := 10
+	if os.Getenv("NOCRASH") != "" {
+		maxCrashes = 0
+	}
+	cfg := &binlogstream.SnapshotConfig{Tables: pats, ChunkRows: 50}
+	for {
+		crash := func(binlogstream.Event) bool { return crashes < maxCrashes && rng.IntN(800) == 0 }
+		run := runSnapshot(t, src, token, cfg, f, crash, stopRun, nil)
+		require.NoError(t, f.err)
+		token = run.token
+		if run.err == nil {
+			break
+		}
+		require.Equal(t, "crash", run.err.Error())
+		crashes++
+	}
+	wg.Wait()
+	for tn, k := range keys {
+		want := tableRows(t, srv, tn, k)
+		for key, row := range want {
+			if f.rows[tn][key] != row {
+				t.Errorf("%s %s: table %q, fold %q: %v", tn, key, row, f.rows[tn][key], f.hist[key])
+			}
+		}
+		for key, row := range f.rows[tn] {
+			if _, ok := want[key]; !ok {
+				t.Errorf("%s %s: not in the table, fold %q: %v", tn, key, row, f.hist[key])
+				num := strings.TrimLeft(key, "aABbZzé _äÄ")
+				for k2, h := range f.hist {
+					if strings.HasSuffix(k2, num) {
+						t.Logf("  %s: %v (table %q)", k2, h, want[k2])
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d reads, %d row changes, %d crashes", f.reads, f.changes, crashes)
 }
