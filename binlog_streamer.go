@@ -339,7 +339,8 @@ func NewBinlogStreamer(cfg Config) (*BinlogStreamer, error) {
 		return nil, err
 	}
 	return &BinlogStreamer{cfg: cfg, resume: cfg.Start, src: cfg.Source,
-		progress: progressClock{every: cfg.ProgressInterval, now: time.Now}, snap: &snapDriver{}}, nil
+		progress: progressClock{every: cfg.ProgressInterval, now: time.Now},
+		snap:     &snapDriver{opening: cfg.Snapshot != nil || cfg.Start.snap != ""}}, nil
 }
 
 // AddListener registers a listener. Listeners run in the order added,
@@ -574,7 +575,7 @@ func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener, d
 		return err
 	}
 	defer s.detachStream(st)
-	s.snap.at = Position{} // the snapshot restarts at this dump's first delivery
+	s.snapshotAtDump(from)
 	dropped := &s.droppedAtStart
 	if *dumped {
 		s.reconnects.Add(1)

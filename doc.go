@@ -139,6 +139,30 @@
 // event's row memory back: after it, nothing may read that event's rows.
 // See docs/values.md.
 //
+// # Snapshots
+//
+// Config.Snapshot (or SnapshotTable while streaming) reads tables beside
+// the stream, on MariaDB, with no long transaction: each chunk of
+// SnapshotConfig.ChunkRows rows in key order (the primary key, else a
+// UNIQUE key of NOT NULL columns; a table with neither is refused by
+// name) is one START TRANSACTION WITH CONSISTENT SNAPSHOT on a reader's
+// own connection, whose Binlog_snapshot_file and _position are the
+// binlog position the read is exact at. A chunk is delivered, as one
+// SnapshotRead event per row, once the stream has passed that position,
+// with the changes of its keys streamed since folded in. Until a key has
+// been read, the stream's changes to it are held back; after, they are
+// delivered; an update that moves a key into or out of the part already
+// read is delivered as an insert or a delete. So for each key the
+// consumer sees its read first and every later change after it, in binlog
+// order. Every event's Resume records, with the stream's position, each
+// table's boundary key (the last row delivered) and which tables are
+// done, so a resume continues a snapshot exactly, inside a chunk
+// included. Key order is the server's: integers, DECIMAL, temporal types
+// and binary strings compare in Go, text keys by the server's
+// WEIGHT_STRING in their collation. The tables' rows events must be
+// decoded (SyncerConfig.DecodeTable), and the tables' definitions must
+// not change while they are read.
+//
 // # Secrets in statements
 //
 // MariaDB, and MySQL for some forms, write account statements to the

@@ -504,3 +504,77 @@ func TestSnapshotAwkwardTables(t *testing.T) {
 	}
 	t.Logf("%d reads, %d row changes, %d crashes", f.reads, f.changes, crashes)
 }
+
+// TestSnapshotCrashesMatchUninterrupted crashes a snapshot's consumer at
+// random events, inside chunks included, and resumes it from its last
+// token each time: what it acknowledged, in order, is what one run
+// without crashes delivers. The binlog is written before the runs, so
+// both read the same rows.
+func TestSnapshotCrashesMatchUninterrupted(t *testing.T) {
+	srv := snapServer(t)
+	srv.Exec(t, "CREATE DATABASE app", "USE app",
+		"CREATE TABLE t (id INT PRIMARY KEY, v INT NOT NULL)",
+		"CREATE TABLE other (id INT PRIMARY KEY, v INT NOT NULL)",
+		"INSERT INTO t SELECT seq, 0 FROM seq_1_to_20000")
+	start := binlogstream.StartAt(masterPos(t, srv))
+	srv.Exec(t, "USE app",
+		"UPDATE t SET v = v + 1 WHERE id % 7 = 0",
+		"DELETE FROM t WHERE id % 11 = 0",
+		"INSERT INTO t SELECT seq, 2 FROM seq_20001_to_21000",
+		"UPDATE t SET id = id + 100000 WHERE id % 13 = 0",
+		"INSERT INTO other SELECT seq, 0 FROM seq_1_to_500",
+		"UPDATE other SET v = 1")
+	src := itSource(t, srv)
+	pats, err := binlogstream.ParseTablePatterns("app.t")
+	require.NoError(t, err)
+	cfg := &binlogstream.SnapshotConfig{Tables: pats, ChunkRows: 500}
+	stopped := make(chan struct{})
+	close(stopped)
+
+	entries := func(out *[]string) func(ev binlogstream.Event) bool {
+		return func(ev binlogstream.Event) bool {
+			switch e := ev.Event.(type) {
+			case *binlogstream.SnapshotRead:
+				*out = append(*out, "read "+rowText(ev.RowValues(0)))
+			case *replication.RowsEvent:
+				for i := range e.Rows {
+					*out = append(*out, binlogstream.RowKind(ev.Header.EventType)+" "+rowText(ev.RowValues(i)))
+				}
+			}
+			return false
+		}
+	}
+	var want []string
+	run := runSnapshot(t, src, start, cfg, newSnapFold(nil), entries(&want), stopped, nil)
+	require.NoError(t, run.err)
+
+	var got []string
+	rng := rand.New(rand.NewPCG(7, 8))
+	token, crashes := start, 0
+	for {
+		var pending []string
+		record := entries(&pending)
+		crash := func(ev binlogstream.Event) bool {
+			if crashes < 25 && rng.IntN(400) == 0 {
+				return true
+			}
+			// Acknowledged: kept.
+			record(ev)
+			got = append(got, pending...)
+			pending = pending[:0]
+			return false
+		}
+		run := runSnapshot(t, src, token, cfg, newSnapFold(nil), crash, stopped, nil)
+		token = run.token
+		if run.err == nil {
+			break
+		}
+		require.Equal(t, "crash", run.err.Error())
+		crashes++
+	}
+	t.Logf("%d entries uninterrupted, %d with %d crashes", len(want), len(got), crashes)
+	require.GreaterOrEqual(t, crashes, 5)
+	require.Equal(t, len(want), len(got))
+	require.Equal(t, want, got)
+	t.Logf("%d entries, %d crashes", len(want), crashes)
+}

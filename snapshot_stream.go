@@ -109,6 +109,9 @@ type snapDriver struct {
 	mu    sync.Mutex
 	added []string // SnapshotTable calls waiting for the Run goroutine
 	stats SnapshotStats
+	// opening: a snapshot is configured or in the token, and what is left
+	// to read is not known before Run opens it.
+	opening bool
 }
 
 // due reports whether a pump has something to do at the stream's point:
@@ -161,6 +164,9 @@ func (s *BinlogStreamer) openSnapshot(ctx context.Context, from ResumePosition) 
 	added := len(d.added) > 0
 	d.mu.Unlock()
 	if s.cfg.Snapshot == nil && from.snap == "" && !added {
+		d.mu.Lock()
+		d.opening = false
+		d.mu.Unlock()
 		return nil
 	}
 	src, ok := s.source().(snapshotSource)
@@ -241,7 +247,7 @@ func (d *snapDriver) open(ctx context.Context, from ResumePosition) error {
 func (d *snapDriver) setRemaining() {
 	n, held := len(d.state.Tables()), d.state.Held()
 	d.mu.Lock()
-	d.stats.Tables, d.stats.Held = n, held
+	d.stats.Tables, d.stats.Held, d.opening = n, held, false
 	d.mu.Unlock()
 }
 
@@ -307,7 +313,7 @@ func (d *snapDriver) token() string {
 func (d *snapDriver) complete() bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return len(d.added) == 0 && d.stats.Tables == 0
+	return len(d.added) == 0 && d.stats.Tables == 0 && !d.opening
 }
 
 // restart drops the reads in flight and the held changes, as of a new dump
@@ -734,6 +740,22 @@ func piece(ev *Event, re *replication.RowsEvent, k uint8, per, i, j int) Event {
 	p.rowsOf, p.rowsOff = ev, i
 	p.SkippedRows, p.fpRows, p.arena = 0, 0, nil
 	return p
+}
+
+// snapshotAtDump places the snapshot at a new dump's start: in file mode
+// at from.Streamed, after which every event is delivered (and its row
+// changes classified); in GTID mode, whose positions are the new server's,
+// at the dump's first delivered event.
+func (s *BinlogStreamer) snapshotAtDump(from ResumePosition) {
+	d := s.snap
+	d.at = Position{}
+	if from.IsGTID() {
+		return
+	}
+	if d.state != nil {
+		d.restart(from.Streamed)
+	}
+	d.at = from.Streamed
 }
 
 // stampSnapshot puts the snapshot's state into a position the streamer
