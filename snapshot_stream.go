@@ -482,6 +482,7 @@ func (s *BinlogStreamer) deliverChunk(ctx context.Context, listeners []Listener,
 		d.state.Delivered(t.id, row.Key)
 		if i == len(rows)-1 {
 			d.state.Finish(c)
+			d.setRemaining() // the last row's listener sees the table read
 		}
 		d.dirty = true
 		before := s.ResumePosition()
@@ -756,6 +757,24 @@ func (s *BinlogStreamer) snapshotAtDump(from ResumePosition) {
 		d.restart(from.Streamed)
 	}
 	d.at = from.Streamed
+}
+
+// SnapshotPending reports whether r records a snapshot with tables still
+// to read (or one whose state it cannot read).
+func (r ResumePosition) SnapshotPending() bool {
+	if r.snap == "" {
+		return false
+	}
+	saved, err := snapshot.Parse([]byte(r.snap))
+	if err != nil {
+		return true
+	}
+	for _, t := range saved.Tables {
+		if !t.Done {
+			return true
+		}
+	}
+	return false
 }
 
 // stampSnapshot puts the snapshot's state into a position the streamer

@@ -61,6 +61,8 @@ Lines (keys always in this order; gtid only when the transaction has one):
   {"type":"insert|update|delete","schema":S,"table":T,"row":{"col":V,...},
    "before":{...} (update only),"gtid":G,"file":F,"pos":P,"resume":R}
   {"type":"query","schema":S,"query":Q,"gtid":G,"file":F,"pos":P,"resume":R}
+  {"type":"read","schema":S,"table":T,"row":{"col":V,...},"file":F,"pos":P,
+   "resume":R} (--snapshot: a row the table held, read before its changes)
   {"type":"progress","gtid":G,"file":F,"pos":P,"resume":R} (--tables only:
    the stream went past other tables' rows up to there)
 A table line precedes the rows of each statement (one per Table_map). Rows
@@ -95,6 +97,8 @@ type options struct {
 	Flavor        string
 	Quiet         bool
 	NoSnapshot    bool
+	// Snapshot: read the rows of the selected tables while streaming.
+	Snapshot bool
 	// CPUProfile, when set, is where a CPU profile of the run goes.
 	CPUProfile string
 	Demo       bool
@@ -176,6 +180,8 @@ func newFlagSet(o *options, raw *rawFlags, stderr io.Writer) *flag.FlagSet {
 		o.Tables = p
 		return err
 	})
+	fs.BoolVar(&o.Snapshot, "snapshot", false, "also read the rows the tables --tables selects (all tables without it) already hold, while streaming: "+
+		"one read line per row, in key chunks each read in its own short transaction (MariaDB); every change of a row comes after its read line")
 	fs.BoolVar(&o.Quiet, "quiet", false, "no progress lines or warnings on stderr")
 	fs.BoolVar(&o.NoSnapshot, "no-schema-snapshot", false, "do not read information_schema for tables created before the stream (their rows are\n"+
 		"positional unless binlog_row_metadata=FULL); the snapshot needs SELECT on them")
@@ -570,6 +576,13 @@ func newTailConfig(ctx context.Context, o options, rec recovered, dir *binlogstr
 		// positional unless the files carry FULL row metadata.
 		SchemaSnapshot: !o.NoSnapshot && !o.Offline,
 		Tables:         o.Tables,
+	}
+	if o.Snapshot {
+		pats := o.Tables
+		if pats == nil {
+			pats, _ = binlogstream.ParseTablePatterns("*.*")
+		}
+		cfg.Snapshot = &binlogstream.SnapshotConfig{Tables: pats}
 	}
 	if o.GTID {
 		if err := setGTIDRange(ctx, o, rec, prober, info, &cfg); err != nil {

@@ -56,6 +56,19 @@ func appendRowHead(b []byte, kind string, re *replication.RowsEvent, tbl *binlog
 	return append(b, `,"row":`...)
 }
 
+// appendReadLine: a row a snapshot read, as a row line of type "read"
+// without "before"; tf is the table's tableFormat.
+func appendReadLine(b []byte, r *binlogstream.SnapshotRead, ev *binlogstream.Event, tf *tableFormat) []byte {
+	b = append(b, `{"type":"read","schema":`...)
+	b = appendString(b, ev.Table.Schema)
+	b = append(b, `,"table":`...)
+	b = appendString(b, ev.Table.Name)
+	b = append(b, `,"row":`...)
+	b = appendRowImages(b, ev.Table, tf, nil, r.Row, nil, nil)
+	b = appendTailHead(b, ev)
+	return appendToken(b, ev.Resume)
+}
+
 // appendRowImages: the row, then `,"before":...` for an update. tf, when
 // not nil, is the table's tableFormat.
 func appendRowImages(b []byte, tbl *binlogstream.Table, tf *tableFormat, before, after []any, skipBefore, skipAfter []int) []byte {

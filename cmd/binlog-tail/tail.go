@@ -42,6 +42,9 @@ type tailConfig struct {
 	// written; the Source must leave the others' rows undecoded (their
 	// DecodeTable). A progress line then carries the position past them.
 	Tables binlogstream.TablePatterns
+	// Snapshot, when set, reads the tables' rows while streaming
+	// (--snapshot): read lines, and the target waits for them.
+	Snapshot *binlogstream.SnapshotConfig
 	// progressInterval is the streamer's ProgressInterval with Tables
 	// (default 1 s; tests shorten it).
 	progressInterval time.Duration
@@ -96,6 +99,8 @@ type tailer struct {
 	cfg    tailConfig
 	target binlogstream.Position
 	stop   context.CancelFunc
+	// snapshotDone reports whether --snapshot read every table.
+	snapshotDone func() bool
 
 	mu sync.Mutex // guards w against the periodic flush
 	w  *bufio.Writer
@@ -368,7 +373,7 @@ func tail(ctx context.Context, path string, cfg tailConfig) (res tailResult, err
 		res.Lines = t.lines.Load()
 	}()
 
-	if !t.target.IsZero() && from.Rows == 0 && from.Streamed.Compare(t.target) >= 0 {
+	if !t.target.IsZero() && from.Rows == 0 && from.Streamed.Compare(t.target) >= 0 && !snapshotPending(cfg, rec) {
 		res.Reached = true
 		return res, nil // nothing to do
 	}
@@ -389,6 +394,7 @@ func tail(ctx context.Context, path string, cfg tailConfig) (res tailResult, err
 		Logger:               cfg.Logger,
 		Schema:               schema,
 		ProgressInterval:     progress,
+		Snapshot:             cfg.Snapshot,
 	})
 	if err != nil {
 		return res, err
@@ -399,9 +405,15 @@ func tail(ctx context.Context, path string, cfg tailConfig) (res tailResult, err
 			return res, err
 		}
 	}
+	if cfg.Snapshot != nil && !cfg.Target.IsZero() {
+		// The library's stop also waits for the snapshot, which may end
+		// with no line (a last chunk that holds no row).
+		s.StopAt(cfg.Target)
+	}
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	t.stop = stop
+	t.snapshotDone = func() bool { return s.SnapshotStats().Tables == 0 }
 	t.startPipeline()
 	s.AddListener(t.onEvent)
 
@@ -418,7 +430,7 @@ func tail(ctx context.Context, path string, cfg tailConfig) (res tailResult, err
 	if werr := t.failed(); werr != nil {
 		return res, werr // the run was stopped for it
 	}
-	res.Reached = t.reached || (err == nil && cfg.TargetGTID != "")
+	res.Reached = t.reached || (err == nil && (cfg.TargetGTID != "" || cfg.Snapshot != nil && !cfg.Target.IsZero()))
 	if res.Reached || (ctx.Err() != nil && errors.Is(err, ctx.Err())) {
 		return res, nil
 	}
@@ -567,6 +579,7 @@ func (t *tailer) onEvent(_ context.Context, ev binlogstream.Event) error {
 		if !t.wants(e) {
 			return t.skip(&ev)
 		}
+	case *binlogstream.SnapshotRead:
 	case *binlogstream.Progress:
 		if e.Idle { // nothing moved: the last line's token is current
 			return t.checkTarget(&ev)
@@ -643,11 +656,20 @@ func (t *tailer) wants(tm *replication.TableMapEvent) bool {
 func (t *tailer) checkTarget(ev *binlogstream.Event) error {
 	// ev.Resume, not ev.End: the inner events of a Transaction_payload all
 	// end where the payload ends, and only the last one is past it.
+	if t.cfg.Snapshot != nil && !t.snapshotDone() {
+		return nil
+	}
 	if r := ev.Resume; !t.target.IsZero() && r.Rows == 0 && r.Inner == 0 && r.Streamed.Compare(t.target) >= 0 {
 		t.reached = true
 		t.stop()
 	}
 	return nil
+}
+
+// snapshotPending reports whether --snapshot may have rows left to read:
+// a fresh file, or a last line whose token holds a snapshot not finished.
+func snapshotPending(cfg tailConfig, rec recovered) bool {
+	return cfg.Snapshot != nil && (!rec.Lines || rec.Resume.SnapshotPending())
 }
 
 // partialAfterImages returns, for a MySQL partial JSON update, the after
@@ -749,6 +771,12 @@ func (j *job) format() {
 		if j.crashAt >= 0 {
 			j.lines, j.rows = uint64(n-1), uint64(n-1)
 		}
+	case *binlogstream.SnapshotRead:
+		if ev.Table != j.tfOf {
+			j.tfOf, j.tf = ev.Table, newTableFormat(ev.Table)
+		}
+		b = appendReadLine(b, e, ev, j.tf)
+		j.lines, j.rows = 1, 1
 	case *replication.TableMapEvent:
 		b = appendTableLine(b, e, ev.Table, ev)
 		j.lines = 1
