@@ -15,6 +15,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/binlogstream/binlogstream/internal/snapshot"
+	"github.com/binlogstream/binlogstream/internal/tokenbytes"
 )
 
 // Position is a place in a server's binary log: a file name and a byte
@@ -562,8 +563,8 @@ func ParseResumePosition(tok string) (ResumePosition, error) {
 	if crcIEEE(body) != sum {
 		return ResumePosition{}, tokenError(tok, "checksum mismatch (corrupt or edited)")
 	}
-	d := tokenDecoder{b: body}
-	kind, flags := d.byte(), d.byte()
+	d := tokenDecoder{tokenbytes.Reader{B: body}}
+	kind, flags := d.Byte(), d.Byte()
 	if kind != tokenKindFile && kind != tokenKindGTID {
 		return ResumePosition{}, tokenError(tok, fmt.Sprintf("unknown position kind %d", kind))
 	}
@@ -577,17 +578,17 @@ func ParseResumePosition(tok string) (ResumePosition, error) {
 		r = d.filePosition(flags)
 	}
 	if flags&flagSnapshot != 0 {
-		if r.snap = d.string(); r.snap == "" {
-			d.fail("empty snapshot state")
+		if r.snap = d.String(); r.snap == "" {
+			d.Fail("empty snapshot state")
 		} else if _, err := snapshot.Parse([]byte(r.snap)); err != nil {
-			d.fail(err.Error())
+			d.Fail(err.Error())
 		}
 	}
-	if d.err == "" && len(d.b) != 0 {
-		d.fail("trailing bytes")
+	if d.Err == "" && len(d.B) != 0 {
+		d.Fail("trailing bytes")
 	}
-	if d.err != "" {
-		return ResumePosition{}, tokenError(tok, d.err)
+	if d.Err != "" {
+		return ResumePosition{}, tokenError(tok, d.Err)
 	}
 	if err := r.validate(); err != nil {
 		return ResumePosition{}, tokenError(tok, err.Error())
@@ -599,25 +600,25 @@ func (d *tokenDecoder) filePosition(flags byte) ResumePosition {
 	var r ResumePosition
 	r.InTxn = flags&flagInTxn != 0
 	r.inRowsStmt = flags&flagRowsStmt != 0
-	r.Safe.File = d.string()
-	r.Safe.Offset = d.uvarint()
+	r.Safe.File = d.String()
+	r.Safe.Offset = d.Uvarint()
 	r.Streamed.File = r.Safe.File
 	if flags&flagOtherFile != 0 {
-		r.Streamed.File = d.string()
+		r.Streamed.File = d.String()
 	}
-	r.Streamed.Offset = d.uvarint()
-	rows := d.uvarint()
+	r.Streamed.Offset = d.Uvarint()
+	rows := d.Uvarint()
 	if rows > math.MaxUint32 {
-		d.fail("row count out of range")
+		d.Fail("row count out of range")
 	}
 	r.Rows = uint32(rows)
 	if flags&flagGTID != 0 {
-		r.GTID = d.string()
+		r.GTID = d.String()
 	}
 	if flags&flagInner != 0 {
-		inner := d.uvarint()
+		inner := d.Uvarint()
 		if inner == 0 || inner > math.MaxUint32 {
-			d.fail("inner event count out of range")
+			d.Fail("inner event count out of range")
 		}
 		r.Inner = uint32(inner)
 	}
@@ -626,31 +627,31 @@ func (d *tokenDecoder) filePosition(flags byte) ResumePosition {
 
 func (d *tokenDecoder) gtidPosition(flags byte) ResumePosition {
 	var r ResumePosition
-	switch d.byte() {
+	switch d.Byte() {
 	case 1:
 		r.Flavor = mysql.MySQLFlavor
 	case 2:
 		r.Flavor = mysql.MariaDBFlavor
 	default:
-		d.fail("unknown flavor")
+		d.Fail("unknown flavor")
 	}
-	r.Executed = d.string()
+	r.Executed = d.String()
 	if flags&flagGTID != 0 {
-		r.GTID = d.string()
+		r.GTID = d.String()
 		var v [4]uint32
 		for i := range v {
-			n := d.uvarint()
+			n := d.Uvarint()
 			if n > math.MaxUint32 {
-				d.fail("count out of range")
+				d.Fail("count out of range")
 			}
 			v[i] = uint32(n)
 		}
 		r.Progress = TxnProgress{TableMaps: v[0], Rows: v[1], Statements: v[2], Other: v[3]}
-		if len(d.b) < 8 {
-			d.fail("truncated")
+		if len(d.B) < 8 {
+			d.Fail("truncated")
 		} else {
-			r.Progress.Fingerprint = binary.LittleEndian.Uint64(d.b)
-			d.b = d.b[8:]
+			r.Progress.Fingerprint = binary.LittleEndian.Uint64(d.B)
+			d.B = d.B[8:]
 		}
 	}
 	return r
@@ -693,48 +694,8 @@ func (r ResumePosition) validateGTID() error {
 	return nil
 }
 
-type tokenDecoder struct {
-	b   []byte
-	err string
-}
-
-func (d *tokenDecoder) fail(reason string) {
-	if d.err == "" {
-		d.err = reason
-	}
-	d.b = nil
-}
-
-func (d *tokenDecoder) byte() byte {
-	if len(d.b) < 1 {
-		d.fail("truncated")
-		return 0
-	}
-	c := d.b[0]
-	d.b = d.b[1:]
-	return c
-}
-
-func (d *tokenDecoder) uvarint() uint64 {
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.fail("bad number")
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *tokenDecoder) string() string {
-	n := d.uvarint()
-	if n > uint64(len(d.b)) {
-		d.fail("truncated string")
-		return ""
-	}
-	s := string(d.b[:n])
-	d.b = d.b[n:]
-	return s
-}
+// tokenDecoder reads a token's payload.
+type tokenDecoder struct{ tokenbytes.Reader }
 
 // MarshalText encodes r as its token, so it round-trips through JSON,
 // YAML and flag values.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+
+	"github.com/binlogstream/binlogstream/internal/tokenbytes"
 )
 
 // The snapshot's part of a resume token, version 1:
@@ -101,34 +103,34 @@ func appendValue(b []byte, v any) []byte {
 
 // Parse decodes what Append wrote.
 func Parse(b []byte) (Saved, error) {
-	d := decoder{b: b}
+	d := decoder{tokenbytes.Reader{B: b}}
 	var s Saved
-	if v := d.byte(); d.err == nil && v != tokenVersion {
+	if v := d.Byte(); d.Err == "" && v != tokenVersion {
 		return s, fmt.Errorf("snapshot state version %d (this build reads %d)", v, tokenVersion)
 	}
-	s.Cursor = d.string()
-	n := d.uvarint()
-	if n > maxTables || n > uint64(len(d.b)) {
-		d.fail("table count out of range")
+	s.Cursor = d.String()
+	n := d.Uvarint()
+	if n > maxTables || n > uint64(len(d.B)) {
+		d.Fail("table count out of range")
 	}
 	prev := ""
-	for i := uint64(0); i < n && d.err == nil; i++ {
-		t := SavedTable{Name: d.string()}
+	for i := uint64(0); i < n && d.Err == ""; i++ {
+		t := SavedTable{Name: d.String()}
 		if i > 0 && t.Name <= prev {
-			d.fail("tables out of order")
+			d.Fail("tables out of order")
 		}
 		prev = t.Name
-		switch d.byte() {
+		switch d.Byte() {
 		case stateFromStart:
 		case stateDone:
 			t.Done = true
 			if t.Name <= s.Cursor {
-				d.fail("done table at or before the cursor")
+				d.Fail("done table at or before the cursor")
 			}
 		case stateBound:
-			k := d.uvarint()
-			if k == 0 || k > uint64(len(d.b)) {
-				d.fail("key column count out of range")
+			k := d.Uvarint()
+			if k == 0 || k > uint64(len(d.B)) {
+				d.Fail("key column count out of range")
 				break
 			}
 			raw := make([]any, 0, k)
@@ -137,15 +139,15 @@ func Parse(b []byte) (Saved, error) {
 			}
 			t.Bound = &Key{Raw: raw}
 		default:
-			d.fail("unknown table state")
+			d.Fail("unknown table state")
 		}
 		s.Tables = append(s.Tables, t)
 	}
-	if d.err == nil && len(d.b) != 0 {
-		d.fail("trailing bytes")
+	if d.Err == "" && len(d.B) != 0 {
+		d.Fail("trailing bytes")
 	}
-	if d.err != nil {
-		return Saved{}, d.err
+	if d.Err != "" {
+		return Saved{}, errors.New("snapshot state: " + d.Err)
 	}
 	return s, nil
 }
@@ -177,68 +179,20 @@ func (s *State) SetBoundCmp(name string, cmp []any) {
 	}
 }
 
-type decoder struct {
-	b   []byte
-	err error
-}
-
-func (d *decoder) fail(reason string) {
-	if d.err == nil {
-		d.err = errors.New("snapshot state: " + reason)
-	}
-	d.b = nil
-}
-
-func (d *decoder) byte() byte {
-	if len(d.b) == 0 {
-		d.fail("truncated")
-		return 0
-	}
-	c := d.b[0]
-	d.b = d.b[1:]
-	return c
-}
-
-func (d *decoder) uvarint() uint64 {
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.fail("bad number")
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *decoder) bytes() []byte {
-	n := d.uvarint()
-	if n > uint64(len(d.b)) {
-		d.fail("truncated string")
-		return nil
-	}
-	v := append([]byte{}, d.b[:n]...)
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *decoder) string() string { return string(d.bytes()) }
+// decoder reads the state's bytes; Parse turns its failure into an error.
+type decoder struct{ tokenbytes.Reader }
 
 func (d *decoder) value() any {
-	switch d.byte() {
+	switch d.Byte() {
 	case tagNull:
 		return nil
 	case tagInt:
-		v, n := binary.Varint(d.b)
-		if n <= 0 {
-			d.fail("bad number")
-			return nil
-		}
-		d.b = d.b[n:]
-		return v
+		return d.Varint()
 	case tagUint:
-		return d.uvarint()
+		return d.Uvarint()
 	case tagBytes:
-		return d.bytes()
+		return d.Bytes()
 	}
-	d.fail("unknown key value tag")
+	d.Fail("unknown key value tag")
 	return nil
 }
