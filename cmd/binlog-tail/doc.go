@@ -6,7 +6,7 @@
 //
 //	binlog-tail --dsn 'USER@tcp(HOST:PORT)/' [--password-file FILE] --out FILE
 //	    [--start oldest|current|FILE:POS] [--stop-at-current]
-//	    [--tables PATTERNS] [--server-id N] [--flavor mysql|mariadb]
+//	    [--tables PATTERNS] [--snapshot] [--server-id N] [--flavor mysql|mariadb]
 //	    [--no-schema-snapshot] [--quiet] [--cpuprofile FILE]
 //	binlog-tail --dsn DSN --out FILE --gtid [--failover-to DSN]...
 //	    [--start oldest|current|GTID_SET] [--stop-at-current] [...]
@@ -63,6 +63,13 @@
 //     written under other patterns would not be rewritten (in GTID mode a
 //     token taken inside a transaction counts the rows written, and is
 //     refused under other patterns).
+//   - --snapshot: also read the rows the tables --tables selects (all
+//     tables without it) already hold, while streaming, and write one line
+//     per row: {"type":"read","schema":S,"table":T,"row":{...},"file":F,
+//     "pos":P,"resume":R}. Each table is read in primary-key chunks, each
+//     chunk in one short consistent-snapshot transaction (MariaDB; see
+//     binlogstream.SnapshotConfig); a row's changes all come after its read
+//     line. --stop-at-current also waits for every table to be read.
 //   - --password-file FILE: the password of every DSN (--dsn,
 //     --failover-to) written without one, from FILE's first line; FILE
 //     must give group and others no access (chmod 600). Without it the
