@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -466,10 +465,7 @@ func TestSnapshotAwkwardTables(t *testing.T) {
 	}()
 	rng := rand.New(rand.NewPCG(5, 6))
 	token, crashes := start, 0
-	maxCrashes := 10
-	if os.Getenv("NOCRASH") != "" {
-		maxCrashes = 0
-	}
+	const maxCrashes = 10
 	cfg := &binlogstream.SnapshotConfig{Tables: pats, ChunkRows: 50}
 	for {
 		crash := func(binlogstream.Event) bool { return crashes < maxCrashes && rng.IntN(800) == 0 }
