@@ -397,10 +397,7 @@ func (d *snapDriver) chunkOf(r *chunkResult) *snapshot.Chunk {
 func (s *BinlogStreamer) pumpSnapshot(ctx context.Context, listeners []Listener) error {
 	d := s.snap
 	if d.state == nil {
-		d.mu.Lock()
-		added := len(d.added) > 0
-		d.mu.Unlock()
-		if !added || d.at.File == "" {
+		if !d.hasAdded.Load() || d.at.File == "" { // on every event: no lock
 			return nil
 		}
 		// SnapshotTable during a Run without a snapshot.
