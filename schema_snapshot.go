@@ -408,7 +408,13 @@ func (s *SyncerSource) queryConn(ctx context.Context) (*client.Conn, func(), err
 		return nil, nil, err
 	}
 	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
-	return conn, func() { stop(); _ = conn.Close() }, nil
+	// Once ctx's close has started, it is the only one: two Close calls
+	// at once race inside go-mysql.
+	return conn, func() {
+		if stop() {
+			_ = conn.Close()
+		}
+	}, nil
 }
 
 type binlogPoint struct {

@@ -219,7 +219,10 @@ func (d *snapDriver) open(ctx context.Context, from ResumePosition) error {
 	}
 	rctx, cancel := context.WithCancel(ctx)
 	d.cancel = cancel
-	if d.cmp, err = d.src.chunkReader(rctx); err != nil {
+	// The connections outlive a cancelled Run until their reader returns:
+	// closing one under a query in flight races inside go-mysql, and a
+	// chunk read is short.
+	if d.cmp, err = d.src.chunkReader(context.WithoutCancel(rctx)); err != nil {
 		cancel()
 		d.cancel = nil
 		return err
@@ -279,7 +282,7 @@ func (d *snapDriver) reader(ctx context.Context) {
 		}
 		res := chunkResult{job: job}
 		if r == nil {
-			r, res.err = d.src.chunkReader(ctx)
+			r, res.err = d.src.chunkReader(context.WithoutCancel(ctx))
 		}
 		if res.err == nil {
 			var after []any
