@@ -136,14 +136,23 @@ func withDocuments(raw, vals []any) []any {
 // resumeKey is what precedes the token at the end of every line.
 var resumeKey = []byte(`,"resume":"`)
 
-// Resume reads the resume token at the end of a line (with or without
-// its newline): "resume" is always the line's last key, and a token holds
-// nothing JSON escapes.
-func Resume(line []byte) (binlogstream.ResumePosition, error) {
+// Token returns the resume token at the end of a line (with or without
+// its newline), as it is written: "resume" is always the line's last key,
+// and a token holds nothing JSON escapes. ok is false for a line without.
+func Token(line []byte) (tok []byte, ok bool) {
 	line = bytes.TrimSuffix(line, []byte("\n"))
 	i := bytes.LastIndex(line, resumeKey)
 	if i < 0 || !bytes.HasSuffix(line, []byte(`"}`)) {
-		return binlogstream.ResumePosition{}, errors.New("not a line: no resume token at its end")
+		return nil, false
 	}
-	return binlogstream.ParseResumePosition(string(line[i+len(resumeKey) : len(line)-2]))
+	return line[i+len(resumeKey) : len(line)-2], true
+}
+
+// Resume is the position the token at the end of line names.
+func Resume(line []byte) (binlogstream.ResumePosition, error) {
+	tok, ok := Token(line)
+	if !ok {
+		return binlogstream.ResumePosition{}, errors.New("not a binlog-tail line: no resume token at its end")
+	}
+	return binlogstream.ParseResumePosition(string(tok))
 }
