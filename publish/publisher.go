@@ -90,13 +90,36 @@ func Open(ctx context.Context, cfg Config) (*Publisher, error) {
 		cfg.Logger = l
 	}
 	p := &Publisher{cfg: cfg, js: cfg.JetStream, filter: cfg.Prefix + ".>"}
-	if err := p.openStream(ctx); err != nil {
+	if err := p.retry(ctx, p.openStream); err != nil {
 		return nil, err
 	}
-	if err := p.readLast(ctx); err != nil {
+	if err := p.retry(ctx, p.readLast); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// retry runs step until it succeeds or fails for another reason than a
+// timeout or no server answering (a cluster electing a leader), for up
+// to Config.RetryFor.
+func (p *Publisher) retry(ctx context.Context, step func(context.Context) error) error {
+	deadline := time.Now().Add(p.cfg.RetryFor)
+	for {
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := step(sctx)
+		cancel()
+		if err == nil || ctx.Err() != nil || time.Now().After(deadline) || !transient(err) {
+			return err
+		}
+		p.cfg.Logger.Warnf("stream %s: %v; retrying", p.cfg.Stream, err)
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// transient reports whether err may pass once the cluster has a leader.
+func transient(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) || errors.Is(err, nats.ErrNoResponders) ||
+		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, jetstream.ErrJetStreamNotEnabled)
 }
 
 type discard struct{}
