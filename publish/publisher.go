@@ -12,6 +12,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
 	"github.com/sirupsen/logrus"
 	"github.com/synadia-io/orbit.go/jetstreamext"
 
@@ -68,6 +69,10 @@ type Publisher struct {
 	pending []message
 	buf     []byte
 
+	// instance marks this publisher's messages (PublisherHeader), so that
+	// landed tells its own lost publish from another publisher's.
+	instance string
+
 	messages atomic.Uint64
 	batches  atomic.Uint64
 }
@@ -89,7 +94,7 @@ func Open(ctx context.Context, cfg Config) (*Publisher, error) {
 		l.SetOutput(discard{})
 		cfg.Logger = l
 	}
-	p := &Publisher{cfg: cfg, js: cfg.JetStream, filter: cfg.Prefix + ".>"}
+	p := &Publisher{cfg: cfg, js: cfg.JetStream, filter: cfg.Prefix + ".>", instance: nuid.Next()}
 	if err := p.retry(ctx, p.openStream); err != nil {
 		return nil, err
 	}
@@ -322,6 +327,7 @@ func (p *Publisher) Flush(ctx context.Context) error {
 		max = p.cfg.MaxBatch
 	}
 	for _, u := range units(p.pending, p.lastTok, max, p.point.Skip) {
+		u[len(u)-1].Header.Set(PublisherHeader, p.instance)
 		if err := p.send(ctx, u); err != nil {
 			return err
 		}
@@ -347,7 +353,7 @@ func (p *Publisher) send(ctx context.Context, u []*nats.Msg) error {
 		if stored, cerr := p.landed(ctx, u); cerr == nil && stored {
 			return nil
 		}
-		if isWrongLastSequence(err) {
+		if isFenced(err) {
 			return fmt.Errorf("stream %s: publishing after sequence %d: %w (%v)", p.cfg.Stream, p.lastSeq, ErrFenced, err)
 		}
 		if ctx.Err() != nil {
@@ -380,6 +386,9 @@ func (p *Publisher) publish(ctx context.Context, u []*nats.Msg) (uint64, error) 
 		if err != nil {
 			return 0, err
 		}
+		if ack.Duplicate && ack.Sequence != p.lastSeq+1 {
+			return 0, errDuplicate // stored by another publisher
+		}
 		return ack.Sequence, nil
 	}
 	u[0].Header.Set(jetstream.ExpectedLastSeqHeader, strconv.FormatUint(p.lastSeq, 10))
@@ -399,19 +408,36 @@ func (p *Publisher) landed(ctx context.Context, u []*nats.Msg) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if m.Sequence != p.lastSeq+uint64(len(u)) || m.Header.Get(jetstream.MsgIDHeader) != u[len(u)-1].Header.Get(jetstream.MsgIDHeader) {
+	if m.Sequence != p.lastSeq+uint64(len(u)) || m.Header.Get(jetstream.MsgIDHeader) != u[len(u)-1].Header.Get(jetstream.MsgIDHeader) ||
+		m.Header.Get(PublisherHeader) != p.instance {
 		return false, nil
 	}
 	p.stored(m.Sequence, len(u))
 	return true, nil
 }
 
-// isWrongLastSequence reports whether err is the stream refusing a
-// publish whose expected last sequence is not its last.
-func isWrongLastSequence(err error) bool {
+// errDuplicate: the stream holds the message already, stored by another
+// publisher.
+var errDuplicate = errors.New("the stream holds the message already, from another publisher")
+
+// errCodeBatchDuplicate is the stream refusing an atomic batch holding
+// a Nats-Msg-Id it has stored already.
+const errCodeBatchDuplicate = 10201
+
+// isFenced reports whether err is the stream refusing a publish because
+// another publisher wrote to it: the expected last sequence is not its
+// last, or the messages are there already.
+func isFenced(err error) bool {
+	if errors.Is(err, errDuplicate) {
+		return true
+	}
 	var api *jetstream.APIError
 	if !errors.As(err, &api) {
 		return false
 	}
-	return api.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence || api.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant
+	switch api.ErrorCode {
+	case jetstream.JSErrCodeStreamWrongLastSequence, jetstream.JSErrCodeStreamWrongLastSequenceConstant, errCodeBatchDuplicate:
+		return true
+	}
+	return false
 }

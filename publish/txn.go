@@ -30,6 +30,11 @@ const (
 	TxnFromHeader = "Binlog-Txn-From"
 )
 
+// PublisherHeader, on the last message of each publish, names the
+// publisher instance that stored it: after a publish whose answer was
+// lost, a publisher tells its own stored batch from another's.
+const PublisherHeader = "Binlog-Publisher"
+
 // MaxBatch is the most messages an atomic batch holds (the server's limit).
 const MaxBatch = 1000
 

@@ -48,7 +48,7 @@ func tailBinary(t *testing.T) string {
 // of the previous one's rows, n mostly small and now and then over
 // publish.MaxBatch (a transaction split into several batches).
 func workload(t *testing.T, s *mariadb.Server, stop <-chan struct{}) (txns int) {
-	sizes := []int{1, 1, 3, 10, 60, 300, 1500}
+	sizes := []int{1, 1, 3, 10, 60, 200, 1200}
 	for i := 1; ; i++ {
 		select {
 		case <-stop:
