@@ -98,6 +98,9 @@ func Open(ctx context.Context, cfg Config) (*Publisher, error) {
 	if err := p.retry(ctx, p.openStream); err != nil {
 		return nil, err
 	}
+	if unfenced {
+		return p, nil
+	}
 	if err := p.retry(ctx, p.readLast); err != nil {
 		return nil, err
 	}
@@ -381,6 +384,16 @@ func (p *Publisher) stored(seq uint64, n int) {
 func (p *Publisher) publish(ctx context.Context, u []*nats.Msg) (uint64, error) {
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
+	if unfenced {
+		for _, m := range u {
+			m.Header.Del(jetstream.MsgIDHeader)
+		}
+		ack, err := jetstreamext.PublishMsgBatch(pctx, p.js, u)
+		if err != nil {
+			return 0, err
+		}
+		return ack.Sequence, nil
+	}
 	if !p.atomic {
 		ack, err := p.js.PublishMsg(pctx, u[0], jetstream.WithExpectLastSequence(p.lastSeq))
 		if err != nil {

@@ -233,6 +233,44 @@ func TestPublishExactThroughKills(t *testing.T) {
 		"%d samples of the stream's end, none inside a batch; %s", txns, len(got), pubKills, leaderKills, samples.Load(), took.Round(time.Millisecond))
 }
 
+// TestNegativeControlUnfenced: the same harness finds the duplicates of
+// a publisher built without what makes the stream exact (the build tag
+// binlogstream_unfenced: no resume from the stream, no Nats-Msg-Id, no
+// expected last sequence), SIGKILLed and restarted.
+func TestNegativeControlUnfenced(t *testing.T) {
+	s, c, js, start := setup(t)
+	bin := filepath.Join(t.TempDir(), "binlog-publish-unfenced")
+	out, err := exec.Command("go", "build", "-tags", "binlogstream_unfenced", "-o", bin, ".").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	stop := make(chan struct{})
+	var wwg sync.WaitGroup
+	wwg.Go(func() { workload(t, s, stop) })
+	time.Sleep(2 * time.Second)
+	close(stop)
+	wwg.Wait()
+
+	args := []string{"--dsn", s.DSN(mariadb.ReplUser), "--nats", c.URLs(), "--stream", "N", "--start", start, "--quiet"}
+	for range 2 {
+		p := &publisher{cmd: exec.Command(bin, args...), done: make(chan error, 1)}
+		p.cmd.Stderr = &p.stderr
+		require.NoError(t, p.cmd.Start())
+		go func() { p.done <- p.cmd.Wait() }()
+		require.Eventually(t, func() bool {
+			st, err := js.Stream(context.Background(), "N")
+			return err == nil && st.CachedInfo().State.Msgs > 2000
+		}, time.Minute, 50*time.Millisecond)
+		p.kill()
+	}
+	cmd := exec.Command(bin, append(args, "--stop-at-current")...)
+	b, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", b)
+
+	diff := natstest.Diff(reference(t, s, start), natstest.Payloads(t, js, "N"))
+	require.NotEmpty(t, diff, "an unfenced publisher restarted after kills must leave duplicates")
+	assert.Contains(t, diff, "duplicated")
+	t.Logf("negative control: %s", diff)
+}
+
 // TestTwoPublishersOneRefuses: two publishers started on one stream at
 // once: one stops with the fencing error, and the stream is exact.
 func TestTwoPublishersOneRefuses(t *testing.T) {
