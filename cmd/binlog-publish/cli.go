@@ -17,6 +17,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/binlogstream/binlogstream"
+	"github.com/binlogstream/binlogstream/internal/clikit"
 	"github.com/binlogstream/binlogstream/publish"
 )
 
@@ -100,37 +101,22 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 // cli runs binlog-publish: 0 on success (a signal, or caught up with
 // --stop-at-current), 2 for bad flags, 1 for any other error.
 func cli(ctx context.Context, args []string, stderr io.Writer) int {
-	o, err := parseFlags(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
+	switch o, err := parseFlags(args, stderr); {
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case err != nil:
+		return clikit.Fail(stderr, "binlog-publish", err, 2)
+	default:
+		if err := run(ctx, o, stderr); err != nil {
+			return clikit.Fail(stderr, "binlog-publish", err, 1)
+		}
 		return 0
 	}
-	if err != nil {
-		fmt.Fprintf(stderr, "binlog-publish: %s\n", oneLine(err.Error()))
-		return 2
-	}
-	if err := run(ctx, o, stderr); err != nil {
-		fmt.Fprintf(stderr, "binlog-publish: %s\n", oneLine(err.Error()))
-		return 1
-	}
-	return 0
-}
-
-func oneLine(msg string) string { return strings.Join(strings.Fields(msg), " ") }
-
-func newLogger(o options, stderr io.Writer) *logrus.Logger {
-	logger := logrus.New()
-	logger.SetOutput(stderr)
-	logger.SetLevel(logrus.WarnLevel)
-	logger.SetFormatter(&logrus.TextFormatter{DisableTimestamp: true})
-	if o.Quiet {
-		logger.SetOutput(io.Discard)
-	}
-	return logger
 }
 
 // run publishes until a signal, --stop-at-current's target or an error.
 func run(ctx context.Context, o options, stderr io.Writer) error {
-	logger := newLogger(o, stderr)
+	logger := clikit.NewLogger(stderr, o.Quiet)
 	nc, err := nats.Connect(o.NATS, nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond))
 	if err != nil {
 		return fmt.Errorf("--nats: %w", err)
@@ -144,7 +130,7 @@ func run(ctx context.Context, o options, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	flavor, err := detectFlavor(ctx, o.DSN)
+	flavor, oldest, err := inspect(ctx, o)
 	if err != nil {
 		return err
 	}
@@ -157,7 +143,7 @@ func run(ctx context.Context, o options, stderr io.Writer) error {
 		return err
 	}
 	if !pub.Resumed() {
-		from, err := o.startPosition(ctx, flavor, st)
+		from, err := o.startPosition(flavor, st, oldest)
 		if err != nil {
 			return err
 		}
@@ -237,18 +223,24 @@ func (o options) syncerConfig(flavor string) binlogstream.SyncerConfig {
 	return cfg
 }
 
-func detectFlavor(ctx context.Context, d binlogstream.DSN) (string, error) {
+// inspect connects once to the server to detect its flavor and, for
+// --start oldest in file mode, read its oldest binlog.
+func inspect(ctx context.Context, o options) (flavor string, oldest binlogstream.Position, err error) {
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	c, err := d.Connect(cctx)
+	c, err := o.DSN.Connect(cctx)
 	if err != nil {
-		return "", err
+		return "", oldest, err
 	}
 	defer c.Close()
+	flavor = mysql.MySQLFlavor
 	if strings.Contains(c.GetServerVersion(), "MariaDB") {
-		return mysql.MariaDBFlavor, nil
+		flavor = mysql.MariaDBFlavor
 	}
-	return mysql.MySQLFlavor, nil
+	if o.Start == "oldest" && !o.GTID {
+		oldest, err = clikit.OldestBinlog(c)
+	}
+	return flavor, oldest, err
 }
 
 func probe(ctx context.Context, src binlogstream.Prober) (binlogstream.ServerState, error) {
@@ -262,7 +254,7 @@ func probe(ctx context.Context, src binlogstream.Prober) (binlogstream.ServerSta
 }
 
 // startPosition is --start on a stream that holds no line.
-func (o options) startPosition(ctx context.Context, flavor string, st binlogstream.ServerState) (binlogstream.ResumePosition, error) {
+func (o options) startPosition(flavor string, st binlogstream.ServerState, oldest binlogstream.Position) (binlogstream.ResumePosition, error) {
 	if o.GTID {
 		set := o.Start
 		switch o.Start {
@@ -277,31 +269,11 @@ func (o options) startPosition(ctx context.Context, flavor string, st binlogstre
 	case "current":
 		return binlogstream.StartAt(st.Binlog), nil
 	case "oldest":
-		first, err := oldestBinlog(ctx, o.DSN)
-		return binlogstream.StartAt(binlogstream.Position{File: first, Offset: 4}), err
+		return binlogstream.StartAt(oldest), nil
 	}
 	p, err := binlogstream.ParsePosition(o.Start)
 	if err != nil {
 		return binlogstream.ResumePosition{}, fmt.Errorf("--start %q: want oldest, current or FILE:POS", o.Start)
 	}
 	return binlogstream.StartAt(p), nil
-}
-
-func oldestBinlog(ctx context.Context, d binlogstream.DSN) (string, error) {
-	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	c, err := d.Connect(cctx)
-	if err != nil {
-		return "", err
-	}
-	defer c.Close()
-	r, err := c.Execute("SHOW BINARY LOGS")
-	if err != nil {
-		return "", fmt.Errorf("SHOW BINARY LOGS: %w", err)
-	}
-	if r.RowNumber() == 0 {
-		return "", errors.New("SHOW BINARY LOGS is empty: is binary logging on (log_bin)?")
-	}
-	name, err := r.GetString(0, 0)
-	return strings.Clone(name), err
 }
