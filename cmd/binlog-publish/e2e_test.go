@@ -65,7 +65,7 @@ func workload(t *testing.T, s *mariadb.Server, stop <-chan struct{}) (txns int) 
 		if err := s.TryExec(sql...); err != nil {
 			t.Logf("workload: %v", err)
 		}
-		time.Sleep(time.Duration(rand.IntN(20)) * time.Millisecond)
+		time.Sleep(time.Duration(30+rand.IntN(40)) * time.Millisecond)
 	}
 }
 
@@ -179,8 +179,8 @@ func endsUnit(m *jetstream.RawStreamMsg) bool {
 }
 
 // TestPublishExactThroughKills: a live workload published to an R3
-// stream while the publisher is SIGKILLed at random and the stream
-// leader's server is SIGKILLed and restarted; the stream then equals
+// stream while the publisher is SIGKILLed at random, the stream leader's
+// server and the MariaDB source are SIGKILLed and restarted; the stream then equals
 // binlog-tail's output line for line, and a consumer sampling it during
 // the kills never saw half a batch.
 func TestPublishExactThroughKills(t *testing.T) {
@@ -194,10 +194,17 @@ func TestPublishExactThroughKills(t *testing.T) {
 	samples, torn, swg := atomicity(t, js, "K", stop)
 
 	began := time.Now()
-	pubKills, leaderKills := 0, 0
+	pubKills, leaderKills, sourceKills := 0, 0, 0
 	p := startPublisher(t, args...)
-	for round := range 7 {
+	for round := range 8 {
 		time.Sleep(time.Duration(500+rand.IntN(1500)) * time.Millisecond)
+		if round == 6 {
+			s.Kill()
+			sourceKills++
+			time.Sleep(time.Duration(300+rand.IntN(700)) * time.Millisecond)
+			s.Restart(t)
+			continue
+		}
 		if round == 2 || round == 5 {
 			leader := c.StreamLeader(t, js, "K")
 			leader.Kill()
@@ -229,8 +236,8 @@ func TestPublishExactThroughKills(t *testing.T) {
 	require.Empty(t, natstest.Diff(want, got))
 	assert.Zero(t, torn.Load(), "samples ending inside a batch")
 	assert.Positive(t, samples.Load())
-	t.Logf("%d transactions, %d messages equal to binlog-tail's lines; %d publisher SIGKILLs, %d stream-leader SIGKILLs; "+
-		"%d samples of the stream's end, none inside a batch; %s", txns, len(got), pubKills, leaderKills, samples.Load(), took.Round(time.Millisecond))
+	t.Logf("%d transactions, %d messages equal to binlog-tail's lines; %d publisher SIGKILLs, %d stream-leader SIGKILLs, %d MariaDB SIGKILLs; "+
+		"%d samples of the stream's end, none inside a batch; %s", txns, len(got), pubKills, leaderKills, sourceKills, samples.Load(), took.Round(time.Millisecond))
 }
 
 // TestNegativeControlUnfenced: the same harness finds the duplicates of
