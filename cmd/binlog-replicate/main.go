@@ -3,13 +3,10 @@ package main
 import (
 	"context"
 	"os"
-	"os/signal"
-	"syscall"
+
+	"github.com/binlogstream/binlogstream/internal/clikit"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := cli(ctx, os.Args[1:], os.Stderr)
-	stop()
-	os.Exit(code)
+	clikit.Main(func(ctx context.Context) int { return cli(ctx, os.Args[1:], os.Stderr) })
 }

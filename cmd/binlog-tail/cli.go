@@ -17,6 +17,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/binlogstream/binlogstream"
+	"github.com/binlogstream/binlogstream/internal/clikit"
 )
 
 // defaultServerID is the replica id binlog-tail registers with unless
@@ -497,14 +498,7 @@ func checkResumeFlavor(o options, rec recovered, info serverInfo) error {
 // newLogger is the streamer's logger: warnings and errors to stderr, none
 // with --quiet.
 func newLogger(o options, stderr io.Writer) *logrus.Logger {
-	logger := logrus.New()
-	logger.SetOutput(stderr)
-	logger.SetLevel(logrus.WarnLevel)
-	logger.SetFormatter(&logrus.TextFormatter{DisableTimestamp: true})
-	if o.Quiet {
-		logger.SetOutput(io.Discard)
-	}
-	return logger
+	return clikit.NewLogger(stderr, o.Quiet)
 }
 
 // syncerConfig is the dump configuration of server d, a --dsn or a
@@ -780,20 +774,7 @@ func inspectServer(ctx context.Context, o options, needStart bool) (serverInfo, 
 		return info, nil // see gtidPositions
 	}
 	current := func() (binlogstream.Position, error) { return masterStatus(c) }
-	oldest := func() (binlogstream.Position, error) {
-		r, err := c.Execute("SHOW BINARY LOGS")
-		if err != nil {
-			return binlogstream.Position{}, fmt.Errorf("SHOW BINARY LOGS: %w", err)
-		}
-		if r.RowNumber() == 0 {
-			return binlogstream.Position{}, errors.New("SHOW BINARY LOGS is empty: is binary logging on (log_bin)?")
-		}
-		name, err := r.GetString(0, 0)
-		if err != nil {
-			return binlogstream.Position{}, fmt.Errorf("SHOW BINARY LOGS: %w", err)
-		}
-		return binlogstream.Position{File: strings.Clone(name), Offset: 4}, nil // GetString aliases a pooled buffer
-	}
+	oldest := func() (binlogstream.Position, error) { return clikit.OldestBinlog(c) }
 	return info, resolvePositions(o, needStart, &info, current, oldest)
 }
 

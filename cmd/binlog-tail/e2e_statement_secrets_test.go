@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/binlogstream/binlogstream"
+	"github.com/binlogstream/binlogstream/internal/tailline"
 	"github.com/binlogstream/binlogstream/testhelpers/mariadb"
 )
 
@@ -106,7 +107,7 @@ func libraryQueries(t *testing.T, s *mariadb.Server) (raw, masked []string) {
 	file, pos := s.MasterStatus(t)
 	st.StopAt(binlogstream.Position{File: file, Offset: pos})
 	st.AddListener(func(_ context.Context, ev binlogstream.Event) error {
-		if q, ok := ev.Event.(*replication.QueryEvent); ok && !isTxnMarker(q.Query) {
+		if q, ok := ev.Event.(*replication.QueryEvent); ok && !tailline.IsTxnMarker(q.Query) {
 			raw = append(raw, string(q.Query))
 			masked = append(masked, ev.MaskedQuery())
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/binlogstream/binlogstream"
+	"github.com/binlogstream/binlogstream/internal/tailline"
 )
 
 // tailConfig is everything the streaming core needs; the CLI and the demo
@@ -143,12 +144,7 @@ type job struct {
 	partial map[int][]any // a partial JSON update's after images (values), by row image index
 	// progress: the event's line is a progress line (--tables).
 	progress bool
-	tokens   binlogstream.TokenWriter // for the row lines' tokens
-	head     []byte                   // scratch for the rows event's per-line prefix and tail
-	tail     []byte
-	// The last table this job formatted rows of, and its tableFormat.
-	tfOf *binlogstream.Table
-	tf   *tableFormat
+	enc      tailline.Formatter // writes the lines
 }
 
 const (
@@ -572,7 +568,7 @@ func (t *tailer) onEvent(_ context.Context, ev binlogstream.Event) error {
 		}
 		rows = true
 	case *replication.QueryEvent:
-		if isTxnMarker(e.Query) {
+		if tailline.IsTxnMarker(e.Query) {
 			return t.skip(&ev)
 		}
 	case *replication.TableMapEvent:
@@ -598,7 +594,7 @@ func (t *tailer) onEvent(_ context.Context, ev binlogstream.Event) error {
 			}
 		}
 	}
-	partial, err := partialAfterImages(&ev)
+	partial, err := tailline.PartialAfterImages(&ev)
 	if err != nil {
 		return err
 	}
@@ -672,117 +668,27 @@ func snapshotPending(cfg tailConfig, rec recovered) bool {
 	return cfg.Snapshot != nil && (!rec.Lines || rec.Resume.SnapshotPending())
 }
 
-// partialAfterImages returns, for a MySQL partial JSON update, the after
-// images' values with each logged diff turned into the full document; a
-// document that cannot be built (a before image without the column, as
-// binlog_row_image MINIMAL or NOBLOB logs it) stops the run: binlog-tail
-// never writes a diff as if it were the value.
-func partialAfterImages(ev *binlogstream.Event) (map[int][]any, error) {
-	re, ok := ev.Event.(*replication.RowsEvent)
-	if !ok || ev.Header.EventType != replication.PARTIAL_UPDATE_ROWS_EVENT {
-		return nil, nil
-	}
-	out := map[int][]any{}
-	for i := 1; i < len(re.Rows); i += 2 {
-		vals := ev.RowValues(i)
-		for _, v := range vals {
-			if pe, isErr := v.(*binlogstream.PartialJSONError); isErr {
-				return nil, fmt.Errorf("at %s: %w (binlog-tail needs binlog_row_image=FULL to write the whole document)", ev.Start, pe)
-			}
-		}
-		out[i] = vals
-	}
-	return out, nil
-}
-
-// withDocuments replaces the JSON diffs of a partial update's raw after
-// image by the documents RowValues built.
-func withDocuments(raw, vals []any) []any {
-	out := raw
-	for c, v := range raw {
-		if _, isDiff := v.(*replication.JsonDiff); isDiff && c < len(vals) {
-			if &out[0] == &raw[0] {
-				out = append([]any(nil), raw...)
-			}
-			out[c] = vals[c]
-		}
-	}
-	return out
-}
-
 // format renders the job's event as lines into j.buf (up to and including
 // the crash line when there is one).
 func (j *job) format() {
 	b := j.buf[:0]
-	j.lines, j.rows = 0, 0
 	ev := &j.ev
 	if j.progress {
-		j.buf, j.lines = appendProgressLine(b, ev), 1
+		j.buf, j.lines, j.rows = tailline.AppendProgressLine(b, ev), 1, 0
 		return
 	}
-	switch e := ev.Event.(type) {
-	case *replication.RowsEvent:
-		kind := binlogstream.RowKind(ev.Header.EventType)
-		per := 1
-		if kind == "update" {
-			per = 2
-		}
-		// The parts every line of the event shares.
-		j.head = appendRowHead(j.head[:0], kind, e, ev.Table)
-		if ev.Table != j.tfOf {
-			j.tfOf, j.tf = ev.Table, newTableFormat(ev.Table)
-		}
-		j.tail = appendTailHead(j.tail[:0], ev)
-		n := len(e.Rows) / per
-		if j.crashAt >= 0 {
-			n = min(n, j.crashAt+1)
-		}
-		// A MINIMAL or NOBLOB row image names the columns it left out.
-		skips := e.SkippedColumns
-		if len(skips) != len(e.Rows) {
-			skips = nil
-		}
-		for i := range n {
-			var before, after []any
-			var skipBefore, skipAfter []int
-			if per == 2 {
-				before, after = e.Rows[2*i], e.Rows[2*i+1]
-				if vals, ok := j.partial[2*i+1]; ok {
-					after = withDocuments(after, vals)
-				}
-				if skips != nil {
-					skipBefore, skipAfter = skips[2*i], skips[2*i+1]
-				}
-			} else {
-				after = e.Rows[i]
-				if skips != nil {
-					skipAfter = skips[i]
-				}
-			}
-			if i == j.crashAt {
-				j.cut = len(b)
-			}
-			b = append(b, j.head...)
-			b = appendRowImages(b, ev.Table, j.tf, before, after, skipBefore, skipAfter)
-			b = append(b, j.tail...)
-			b = appendRowToken(&j.tokens, b, ev, i+1)
-		}
-		j.lines, j.rows = uint64(n), uint64(n)
-		if j.crashAt >= 0 {
-			j.lines, j.rows = uint64(n-1), uint64(n-1)
-		}
-	case *binlogstream.SnapshotRead:
-		if ev.Table != j.tfOf {
-			j.tfOf, j.tf = ev.Table, newTableFormat(ev.Table)
-		}
-		b = appendReadLine(b, e, ev, j.tf)
-		j.lines, j.rows = 1, 1
-	case *replication.TableMapEvent:
-		b = appendTableLine(b, e, ev.Table, ev)
-		j.lines = 1
-	case *replication.QueryEvent:
-		b = appendQueryLine(b, e, ev)
-		j.lines = 1
+	limit := -1
+	if j.crashAt >= 0 {
+		limit = j.crashAt + 1
 	}
-	j.buf = b
+	b, n, last := j.enc.AppendEvent(b, ev, j.partial, limit)
+	j.buf, j.lines, j.rows = b, uint64(n), 0
+	switch ev.Event.(type) {
+	case *replication.RowsEvent, *binlogstream.SnapshotRead:
+		j.rows = uint64(n)
+	}
+	if j.crashAt >= 0 {
+		j.cut = last
+		j.lines, j.rows = uint64(n-1), uint64(n-1)
+	}
 }

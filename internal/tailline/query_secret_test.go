@@ -1,4 +1,4 @@
-package main
+package tailline
 
 import (
 	"encoding/json"
@@ -16,7 +16,7 @@ func TestQueryLineSecretMasked(t *testing.T) {
 	const pw = "Kp4-line-secret-77"
 	q := &replication.QueryEvent{Schema: []byte("d"),
 		Query: []byte("CREATE USER repl@'127.0.0.1' IDENTIFIED BY '" + pw + "'")}
-	got := string(appendQueryLine(nil, q, testEvent(replication.QUERY_EVENT, q, "")))
+	got := string(AppendQueryLine(nil, q, testEvent(replication.QUERY_EVENT, q, "")))
 	assert.NotContains(t, got, pw)
 	var line struct{ Query string }
 	require.NoError(t, json.Unmarshal([]byte(strings.TrimSpace(got)), &line))

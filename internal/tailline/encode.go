@@ -1,4 +1,4 @@
-package main
+package tailline
 
 import (
 	"encoding/base64"
@@ -17,13 +17,13 @@ import (
 	"github.com/binlogstream/binlogstream/internal/digits"
 )
 
-// The JSON of the output lines is written by hand: the key order is fixed,
+// The JSON of the lines is written by hand: the key order is fixed,
 // the same binlog always gives the same bytes, and a row costs no
-// reflection. See doc.go for the format.
+// reflection. cmd/binlog-tail/doc.go documents the format.
 
-// isTxnMarker reports whether a Query event only opens or ends a
+// IsTxnMarker reports whether a Query event only opens or ends a
 // transaction (no line is written for those).
-func isTxnMarker(q []byte) bool {
+func IsTxnMarker(q []byte) bool {
 	s := strings.TrimSpace(string(q))
 	return strings.EqualFold(s, "BEGIN") || strings.EqualFold(s, "COMMIT") || strings.EqualFold(s, "ROLLBACK")
 }
@@ -299,9 +299,9 @@ func hasFraction(s string, fsp int) bool {
 	return true
 }
 
-// appendTableLine appends the line of a Table_map: the table the rows after
+// AppendTableLine appends the line of a Table_map: the table the rows after
 // it belong to, as of this position.
-func appendTableLine(b []byte, tm *replication.TableMapEvent, tbl *binlogstream.Table, ev *binlogstream.Event) []byte {
+func AppendTableLine(b []byte, tm *replication.TableMapEvent, tbl *binlogstream.Table, ev *binlogstream.Event) []byte {
 	b = append(b, `{"type":"table","schema":`...)
 	b = appendBytes(b, tm.Schema)
 	b = append(b, `,"table":`...)
@@ -355,10 +355,10 @@ func appendTableLine(b []byte, tm *replication.TableMapEvent, tbl *binlogstream.
 	return appendToken(b, ev.Resume)
 }
 
-// appendQueryLine appends the line of a DDL or other statement event, q
+// AppendQueryLine appends the line of a DDL or other statement event, q
 // being ev's: the statement with its secrets masked (Event.MaskedQuery),
 // as the output is often shipped elsewhere.
-func appendQueryLine(b []byte, q *replication.QueryEvent, ev *binlogstream.Event) []byte {
+func AppendQueryLine(b []byte, q *replication.QueryEvent, ev *binlogstream.Event) []byte {
 	b = append(b, `{"type":"query","schema":`...)
 	b = appendBytes(b, q.Schema)
 	b = append(b, `,"query":`...)
@@ -367,17 +367,17 @@ func appendQueryLine(b []byte, q *replication.QueryEvent, ev *binlogstream.Event
 	return appendToken(b, ev.Resume)
 }
 
-// appendProgressLine: the position moved past events that write no line
+// AppendProgressLine: the position moved past events that write no line
 // (rows of tables --tables leaves out).
-func appendProgressLine(b []byte, ev *binlogstream.Event) []byte {
+func AppendProgressLine(b []byte, ev *binlogstream.Event) []byte {
 	b = append(b, `{"type":"progress"`...)
 	b = appendTailHead(b, ev)
 	return appendToken(b, ev.Resume)
 }
 
 // appendTailHead writes the fields every line of ev ends with, up to the
-// value of "resume", which is always the last key (outfile.go reads it
-// back).
+// value of "resume", which is always the last key (binlog-tail reads it
+// back from its file, binlog-publish from a message: see Resume).
 func appendTailHead(b []byte, ev *binlogstream.Event) []byte {
 	if ev.GTID != "" {
 		b = append(b, `,"gtid":`...)

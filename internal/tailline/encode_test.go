@@ -1,4 +1,4 @@
-package main
+package tailline
 
 import (
 	"bytes"
@@ -119,13 +119,13 @@ func TestLines(t *testing.T) {
 
 	known.PrimaryKey = []int{0}
 	known.Columns[1].Charset, known.Columns[1].Nullable = "utf8mb4", true
-	got = string(appendTableLine(nil, re.Table, known, ev))
+	got = string(AppendTableLine(nil, re.Table, known, ev))
 	assert.Equal(t, `{"type":"table","schema":"d","table":"t","source":"history","columns":[{"name":"id","type":"int","nullable":false},{"name":"v","type":"varchar(3)","charset":"utf8mb4","nullable":true}],"primary_key":["id"],"file":"bin.000001","pos":200,"resume":"`+tok+`"}`+"\n", got)
-	got = string(appendTableLine(nil, re.Table, unknown, ev))
+	got = string(AppendTableLine(nil, re.Table, unknown, ev))
 	assert.Equal(t, `{"type":"table","schema":"d","table":"t","source":"unknown","columns":[{"name":null,"type":null,"nullable":false},{"name":null,"type":null,"nullable":false}],"unknown":"no metadata","file":"bin.000001","pos":200,"resume":"`+tok+`"}`+"\n", got)
 
 	q := &replication.QueryEvent{Schema: []byte("d"), Query: []byte("ALTER TABLE t\nADD x INT")}
-	got = string(appendQueryLine(nil, q, testEvent(replication.QUERY_EVENT, q, "")))
+	got = string(AppendQueryLine(nil, q, testEvent(replication.QUERY_EVENT, q, "")))
 	assert.Equal(t, `{"type":"query","schema":"d","query":"ALTER TABLE t\nADD x INT","file":"bin.000001","pos":200,"resume":"`+tok+`"}`+"\n", got)
 	assert.True(t, json.Valid([]byte(strings.TrimSpace(got))))
 }
@@ -138,10 +138,10 @@ func TestRowKindAndMarkers(t *testing.T) {
 	assert.Equal(t, "delete", binlogstream.RowKind(replication.DELETE_ROWS_EVENTv2))
 	assert.Equal(t, "", binlogstream.RowKind(replication.TABLE_MAP_EVENT))
 	for _, q := range []string{"BEGIN", "COMMIT", "ROLLBACK", " commit "} {
-		assert.True(t, isTxnMarker([]byte(q)), q)
+		assert.True(t, IsTxnMarker([]byte(q)), q)
 	}
 	for _, q := range []string{"CREATE TABLE t (a INT)", "SAVEPOINT a", "BEGIN NOT ATOMIC SELECT 1; END"} {
-		assert.False(t, isTxnMarker([]byte(q)), q)
+		assert.False(t, IsTxnMarker([]byte(q)), q)
 	}
 }
 

@@ -1,0 +1,279 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/sirupsen/logrus"
+
+	"github.com/binlogstream/binlogstream"
+	"github.com/binlogstream/binlogstream/internal/clikit"
+	"github.com/binlogstream/binlogstream/publish"
+)
+
+// defaultServerID is the replica id binlog-publish registers with unless
+// --server-id says otherwise: "BLP" in ASCII.
+const defaultServerID = 0x424C50
+
+const usageText = `usage: binlog-publish --dsn DSN --nats URL[,URL...] --stream NAME
+                      [--subject-prefix P] [--gtid] [--start ...] [--stop-at-current] [--tables ...]
+
+Publishes the binlog of a MySQL or MariaDB server (binlog_format=ROW) into the
+JetStream stream NAME, one message per line binlog-tail writes (the payload is
+that line, newline included), on the subject P.<schema>.<table> (statements:
+P.<schema>._; progress lines and statements without a database: P._._).
+The stream is the checkpoint: binlog-publish continues after the stream's last
+message under P.> and ignores --start once there is one. A second publisher on
+the stream is refused (exit 1), and the stream holds every line once.
+
+Flags:
+`
+
+type options struct {
+	DSN           binlogstream.DSN
+	NATS          string
+	Stream        string
+	Prefix        string
+	GTID          bool
+	Start         string
+	StopAtCurrent bool
+	Tables        binlogstream.TablePatterns
+	ServerID      uint
+	Quiet         bool
+}
+
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	var o options
+	var dsn string
+	fs := flag.NewFlagSet("binlog-publish", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&dsn, "dsn", "", "source server, a go-sql-driver DSN: USER:PASS@tcp(HOST:PORT)/ (the password may come from MYSQL_PWD instead)")
+	fs.StringVar(&o.NATS, "nats", "", "NATS server `URL`s, comma-separated")
+	fs.StringVar(&o.Stream, "stream", "", "JetStream stream `NAME`; created when missing (subjects P.>, min(3, servers) replicas, atomic batches)")
+	fs.StringVar(&o.Prefix, "subject-prefix", publish.DefaultPrefix, "the subjects' first token `P`")
+	fs.BoolVar(&o.GTID, "gtid", false, "stream in GTID mode (as binlog-tail --gtid)")
+	fs.StringVar(&o.Start, "start", "current", "where to start when the stream holds no line: current, oldest or FILE:POS; with --gtid: current, oldest or a GTID set")
+	fs.BoolVar(&o.StopAtCurrent, "stop-at-current", false, "exit 0 once everything up to the server's position at startup is published")
+	fs.Func("tables", "publish the rows of these tables only: comma-separated schema.table patterns (as binlog-tail --tables)", func(s string) error {
+		p, err := binlogstream.ParseTablePatterns(s)
+		o.Tables = p
+		return err
+	})
+	fs.UintVar(&o.ServerID, "server-id", defaultServerID, "replica server id to register with")
+	fs.BoolVar(&o.Quiet, "quiet", false, "no warnings on stderr")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usageText)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if dsn == "" || o.NATS == "" || o.Stream == "" {
+		return o, errors.New("--dsn, --nats and --stream are required (see --help)")
+	}
+	d, err := binlogstream.ParseDSN(dsn)
+	if err != nil {
+		return o, err
+	}
+	if d.Password == "" {
+		d.Password = os.Getenv("MYSQL_PWD")
+	}
+	o.DSN = d
+	if o.ServerID == 0 || o.ServerID > 1<<32-1 {
+		return o, fmt.Errorf("--server-id %d: want 1..4294967295", o.ServerID)
+	}
+	return o, nil
+}
+
+// cli runs binlog-publish: 0 on success (a signal, or caught up with
+// --stop-at-current), 2 for bad flags, 1 for any other error.
+func cli(ctx context.Context, args []string, stderr io.Writer) int {
+	switch o, err := parseFlags(args, stderr); {
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case err != nil:
+		return clikit.Fail(stderr, "binlog-publish", err, 2)
+	default:
+		if err := run(ctx, o, stderr); err != nil {
+			return clikit.Fail(stderr, "binlog-publish", err, 1)
+		}
+		return 0
+	}
+}
+
+// run publishes until a signal, --stop-at-current's target or an error.
+func run(ctx context.Context, o options, stderr io.Writer) error {
+	logger := clikit.NewLogger(stderr, o.Quiet)
+	nc, err := nats.Connect(o.NATS, nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond))
+	if err != nil {
+		return fmt.Errorf("--nats: %w", err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	pub, err := publish.Open(ctx, publish.Config{JetStream: js, Stream: o.Stream, Prefix: o.Prefix, Tables: o.Tables, Logger: logger})
+	if err != nil {
+		return err
+	}
+	flavor, oldest, err := inspect(ctx, o)
+	if err != nil {
+		return err
+	}
+	src, err := binlogstream.NewSyncerSource(o.syncerConfig(flavor))
+	if err != nil {
+		return err
+	}
+	st, err := probe(ctx, src)
+	if err != nil {
+		return err
+	}
+	if !pub.Resumed() {
+		from, err := o.startPosition(flavor, st, oldest)
+		if err != nil {
+			return err
+		}
+		pub.StartAt(from)
+	}
+	return stream(ctx, o, pub, src, st, logger)
+}
+
+// stream runs the streamer from the publisher's position into it.
+func stream(ctx context.Context, o options, pub *publish.Publisher, src binlogstream.Source, st binlogstream.ServerState, logger logrus.FieldLogger) error {
+	schema := &binlogstream.SchemaConfig{Snapshot: true}
+	var progress time.Duration
+	if o.Tables != nil {
+		progress = time.Second
+		if dbs, ok := o.Tables.Schemas(); ok {
+			schema.Databases = dbs
+		}
+	}
+	s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: src, Start: pub.From(), Logger: logger, Schema: schema, ProgressInterval: progress})
+	if err != nil {
+		return err
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var target binlogstream.Position
+	if o.StopAtCurrent {
+		if o.GTID {
+			if err := s.StopAtGTID(st.Executed); err != nil {
+				return err
+			}
+		} else {
+			target = st.Binlog
+		}
+	}
+	reached := false
+	s.AddListener(func(ctx context.Context, ev binlogstream.Event) error {
+		if err := pub.OnEvent(ctx, ev); err != nil {
+			return err
+		}
+		if r := ev.Resume; !target.IsZero() && r.Rows == 0 && r.Inner == 0 && r.Streamed.Compare(target) >= 0 {
+			if err := pub.Flush(ctx); err != nil {
+				return err
+			}
+			reached = true
+			cancel()
+		}
+		return nil
+	})
+	if !target.IsZero() && pub.From().Rows == 0 && pub.From().Streamed.Compare(target) >= 0 {
+		return nil // published up to the target already
+	}
+	err = s.Run(runCtx)
+	if err == nil || reached || ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		// A stop between transactions leaves nothing pending; a stop
+		// inside one leaves its lines to the next run.
+		return nil
+	}
+	return err
+}
+
+// syncerConfig is the dump configuration of --dsn.
+func (o options) syncerConfig(flavor string) binlogstream.SyncerConfig {
+	cfg := binlogstream.SyncerConfig{
+		DSN:             o.DSN,
+		ServerID:        uint32(o.ServerID),
+		Flavor:          flavor,
+		HeartbeatPeriod: time.Second,
+		ReadTimeout:     10 * time.Second,
+		Tune: func(c *replication.BinlogSyncerConfig) {
+			// TIMESTAMP values render as binlog-tail renders them.
+			c.TimestampStringLocation = time.UTC
+		},
+	}
+	if o.Tables != nil {
+		cfg.DecodeTable = o.Tables.Match
+	}
+	return cfg
+}
+
+// inspect connects once to the server to detect its flavor and, for
+// --start oldest in file mode, read its oldest binlog.
+func inspect(ctx context.Context, o options) (flavor string, oldest binlogstream.Position, err error) {
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	c, err := o.DSN.Connect(cctx)
+	if err != nil {
+		return "", oldest, err
+	}
+	defer c.Close()
+	flavor = mysql.MySQLFlavor
+	if strings.Contains(c.GetServerVersion(), "MariaDB") {
+		flavor = mysql.MariaDBFlavor
+	}
+	if o.Start == "oldest" && !o.GTID {
+		oldest, err = clikit.OldestBinlog(c)
+	}
+	return flavor, oldest, err
+}
+
+func probe(ctx context.Context, src binlogstream.Prober) (binlogstream.ServerState, error) {
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	st, err := src.Probe(pctx)
+	if err == nil && !st.LogBin {
+		err = errors.New("the server has no binlog (log_bin=OFF)")
+	}
+	return st, err
+}
+
+// startPosition is --start on a stream that holds no line.
+func (o options) startPosition(flavor string, st binlogstream.ServerState, oldest binlogstream.Position) (binlogstream.ResumePosition, error) {
+	if o.GTID {
+		set := o.Start
+		switch o.Start {
+		case "current":
+			set = st.Executed
+		case "oldest":
+			set = ""
+		}
+		return binlogstream.StartAtGTID(flavor, set)
+	}
+	switch o.Start {
+	case "current":
+		return binlogstream.StartAt(st.Binlog), nil
+	case "oldest":
+		return binlogstream.StartAt(oldest), nil
+	}
+	p, err := binlogstream.ParsePosition(o.Start)
+	if err != nil {
+		return binlogstream.ResumePosition{}, fmt.Errorf("--start %q: want oldest, current or FILE:POS", o.Start)
+	}
+	return binlogstream.StartAt(p), nil
+}

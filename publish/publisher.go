@@ -1,0 +1,456 @@
+package publish
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/replication"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+	"github.com/sirupsen/logrus"
+	"github.com/synadia-io/orbit.go/jetstreamext"
+
+	"github.com/binlogstream/binlogstream"
+	"github.com/binlogstream/binlogstream/internal/tailline"
+)
+
+// Config configures a Publisher.
+type Config struct {
+	// JetStream is the connection to publish over.
+	JetStream jetstream.JetStream
+	// Stream is the stream's name. A missing stream is created with the
+	// subjects Prefix.>, Replicas replicas and atomic batches allowed; an
+	// existing one is used as it is.
+	Stream string
+	// Prefix is the subjects' first token; DefaultPrefix when empty.
+	Prefix string
+	// Replicas of a created stream; 0 is min(3, the servers the
+	// connection knows of).
+	Replicas int
+	// Tables, when set, are the tables whose rows and table lines are
+	// published (the Source leaves the others' rows undecoded).
+	Tables binlogstream.TablePatterns
+	// MaxBatch is the most messages an atomic batch holds; MaxBatch when 0.
+	MaxBatch int
+	// RetryFor is how long a publish that failed without an answer from
+	// the stream (a server or leader change) is retried; 30 s when 0.
+	RetryFor time.Duration
+	// Logger gets the warnings; none when nil.
+	Logger logrus.FieldLogger
+}
+
+// ErrFenced is the error of a publish refused because the stream does
+// not end where this publisher last left it: another publisher wrote to
+// it. The publisher stops; the stream holds every line once.
+var ErrFenced = errors.New("another publisher wrote to the stream")
+
+// Publisher publishes the lines of a binlog stream's events into a
+// JetStream stream. OnEvent is its binlogstream listener; Flush sends
+// what a stopped stream leaves pending. One goroutine uses it at a time.
+type Publisher struct {
+	cfg    Config
+	js     jetstream.JetStream
+	stream jetstream.Stream
+	filter string // Prefix.>
+	atomic bool
+
+	resumed bool
+	point   resumePoint
+	lastSeq uint64 // the stream's last sequence as this publisher knows it
+	lastTok []byte // the token right before the pending transaction
+
+	enc     tailline.Formatter
+	pending []message
+	buf     []byte
+
+	// instance marks this publisher's messages (PublisherHeader), so that
+	// landed tells its own lost publish from another publisher's.
+	instance string
+
+	messages atomic.Uint64
+	batches  atomic.Uint64
+}
+
+// Open finds or creates the stream and reads where it ends: Resumed and
+// From say where the binlog stream continues.
+func Open(ctx context.Context, cfg Config) (*Publisher, error) {
+	if cfg.Prefix == "" {
+		cfg.Prefix = DefaultPrefix
+	}
+	if cfg.MaxBatch <= 0 || cfg.MaxBatch > MaxBatch {
+		cfg.MaxBatch = MaxBatch
+	}
+	if cfg.RetryFor <= 0 {
+		cfg.RetryFor = 30 * time.Second
+	}
+	if cfg.Logger == nil {
+		l := logrus.New()
+		l.SetOutput(discard{})
+		cfg.Logger = l
+	}
+	p := &Publisher{cfg: cfg, js: cfg.JetStream, filter: cfg.Prefix + ".>", instance: nuid.Next()}
+	if err := p.retry(ctx, p.openStream); err != nil {
+		return nil, err
+	}
+	if unfenced {
+		return p, nil
+	}
+	if err := p.retry(ctx, p.readLast); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// retry runs step until it succeeds or fails for another reason than a
+// timeout or no server answering (a cluster electing a leader), for up
+// to Config.RetryFor.
+func (p *Publisher) retry(ctx context.Context, step func(context.Context) error) error {
+	deadline := time.Now().Add(p.cfg.RetryFor)
+	for {
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := step(sctx)
+		cancel()
+		if err == nil || ctx.Err() != nil || time.Now().After(deadline) || !transient(err) {
+			return err
+		}
+		p.cfg.Logger.Warnf("stream %s: %v; retrying", p.cfg.Stream, err)
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// transient reports whether err may pass once the cluster has a leader.
+func transient(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) || errors.Is(err, nats.ErrNoResponders) ||
+		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, jetstream.ErrJetStreamNotEnabled)
+}
+
+type discard struct{}
+
+func (discard) Write(b []byte) (int, error) { return len(b), nil }
+
+// openStream uses the stream or creates it, and checks that it holds the
+// prefix's subjects.
+func (p *Publisher) openStream(ctx context.Context) error {
+	s, err := p.js.Stream(ctx, p.cfg.Stream)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		s, err = p.js.CreateStream(ctx, jetstream.StreamConfig{
+			Name:               p.cfg.Stream,
+			Subjects:           []string{p.filter},
+			Replicas:           p.replicas(),
+			AllowAtomicPublish: true,
+		})
+		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			s, err = p.js.Stream(ctx, p.cfg.Stream) // created by another publisher meanwhile
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("stream %s: %w", p.cfg.Stream, err)
+	}
+	p.stream = s
+	conf := s.CachedInfo().Config
+	if !holds(conf.Subjects, p.filter) {
+		return fmt.Errorf("stream %s has the subjects %q, which do not hold %s: use another --stream or --subject-prefix", p.cfg.Stream, conf.Subjects, p.filter)
+	}
+	p.atomic = conf.AllowAtomicPublish
+	if !p.atomic {
+		p.cfg.Logger.Warnf("stream %s does not allow atomic batches: each message is published on its own (with its Nats-Msg-Id and the expected last sequence), "+
+			"and a consumer can see part of a transaction (the %s headers say how much of it there is)", p.cfg.Stream, TxnCountHeader)
+	}
+	return nil
+}
+
+// replicas is Config.Replicas or min(3, the servers the connection knows).
+func (p *Publisher) replicas() int {
+	if p.cfg.Replicas > 0 {
+		return p.cfg.Replicas
+	}
+	return min(3, max(1, len(p.js.Conn().Servers())))
+}
+
+// holds reports whether one of a stream's subjects takes every subject
+// of filter (prefix.>): the same, ">", or a wildcard over the prefix.
+func holds(subjects []string, filter string) bool {
+	for _, s := range subjects {
+		if s == filter || s == ">" || subsetOf(filter, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// subsetOf reports whether every subject that filter (ending in ">")
+// matches is matched by pattern.
+func subsetOf(filter, pattern string) bool {
+	f, pt := bytes.Split([]byte(filter), []byte(".")), bytes.Split([]byte(pattern), []byte("."))
+	for i, tok := range pt {
+		if string(tok) == ">" {
+			return true
+		}
+		if i >= len(f) || string(f[i]) == ">" {
+			return false
+		}
+		if string(tok) != "*" && !bytes.Equal(tok, f[i]) {
+			return false
+		}
+	}
+	return false
+}
+
+// readLast reads the stream's last message under the prefix: where this
+// publisher continues, and the sequence its first publish expects.
+func (p *Publisher) readLast(ctx context.Context) error {
+	m, err := p.stream.GetLastMsgForSubject(ctx, p.filter)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		info, err := p.stream.Info(ctx)
+		if err != nil {
+			return fmt.Errorf("stream %s: %w", p.cfg.Stream, err)
+		}
+		p.lastSeq = info.State.LastSeq
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("stream %s: reading its last message: %w", p.cfg.Stream, err)
+	}
+	pt, err := resumeAfter(m.Data, m.Header)
+	if err != nil {
+		return fmt.Errorf("stream %s: its last message under %s (sequence %d): %w", p.cfg.Stream, p.filter, m.Sequence, err)
+	}
+	p.resumed, p.point, p.lastSeq, p.lastTok = true, pt, m.Sequence, pt.Token
+	return nil
+}
+
+// Resumed reports whether the stream held lines: the binlog stream then
+// continues from From, not from a start of the caller's.
+func (p *Publisher) Resumed() bool { return p.resumed }
+
+// From is where the binlog stream continues when Resumed.
+func (p *Publisher) From() binlogstream.ResumePosition { return p.point.From }
+
+// StartAt sets where a stream that holds no lines starts.
+func (p *Publisher) StartAt(from binlogstream.ResumePosition) {
+	if !p.resumed {
+		p.point.From, p.lastTok = from, []byte(from.String())
+	}
+}
+
+// Atomic reports whether transactions go out as atomic batches.
+func (p *Publisher) Atomic() bool { return p.atomic }
+
+// Messages is how many messages this publisher stored; Batches in how
+// many publishes.
+func (p *Publisher) Messages() uint64 { return p.messages.Load() }
+
+// Batches is how many publishes (atomic batches or single messages)
+// stored Messages.
+func (p *Publisher) Batches() uint64 { return p.batches.Load() }
+
+// OnEvent is the binlogstream listener: it queues the lines of ev and
+// publishes a transaction once it ends.
+func (p *Publisher) OnEvent(ctx context.Context, ev binlogstream.Event) error {
+	switch e := ev.Event.(type) {
+	case *binlogstream.Progress:
+		if e.Idle {
+			return nil
+		}
+		if err := p.Flush(ctx); err != nil {
+			return err
+		}
+		p.add(tailline.AppendProgressLine(p.buf[:0], &ev), "", "")
+		return p.Flush(ctx)
+	case *replication.XIDEvent, *replication.GTIDEvent, *replication.MariadbGTIDEvent:
+		return p.Flush(ctx)
+	case *replication.QueryEvent:
+		if err := p.Flush(ctx); err != nil || tailline.IsTxnMarker(e.Query) {
+			return err
+		}
+		p.addEvent(&ev, nil, string(e.Schema), none)
+		return p.Flush(ctx)
+	case *replication.TableMapEvent:
+		if p.wants(e) {
+			p.addEvent(&ev, nil, string(e.Schema), string(e.Table))
+		}
+	case *replication.RowsEvent:
+		if !p.wants(e.Table) {
+			return nil
+		}
+		partial, err := tailline.PartialAfterImages(&ev)
+		if err != nil {
+			return err
+		}
+		p.addEvent(&ev, partial, string(e.Table.Schema), string(e.Table.Table))
+	}
+	return nil
+}
+
+// wants reports whether tm's table is published (Config.Tables).
+func (p *Publisher) wants(tm *replication.TableMapEvent) bool {
+	return p.cfg.Tables == nil || tm == nil || p.cfg.Tables.Match(string(tm.Schema), string(tm.Table))
+}
+
+// addEvent queues the lines of ev, of schema.table.
+func (p *Publisher) addEvent(ev *binlogstream.Event, partial map[int][]any, schema, table string) {
+	b, _, _ := p.enc.AppendEvent(p.buf[:0], ev, partial, -1)
+	p.add(b, schema, table)
+}
+
+// add queues the lines in b (copied), all of schema.table.
+func (p *Publisher) add(b []byte, schema, table string) {
+	p.buf = b
+	if len(b) == 0 {
+		return
+	}
+	subject := p.cfg.Prefix + "." + none + "." + none
+	if schema != "" || table != "" {
+		subject = Subject(p.cfg.Prefix, schema, table)
+	}
+	data := bytes.Clone(b)
+	for len(data) > 0 {
+		n := bytes.IndexByte(data, '\n') + 1
+		line := data[:n:n]
+		tok, _ := tailline.Token(line)
+		p.pending = append(p.pending, message{subject: subject, data: line, token: tok})
+		data = data[n:]
+	}
+}
+
+// Flush publishes the pending transaction: the lines queued since the
+// last one ended.
+func (p *Publisher) Flush(ctx context.Context) error {
+	if len(p.pending) == 0 {
+		return nil
+	}
+	max := 1
+	if p.atomic {
+		max = p.cfg.MaxBatch
+	}
+	for _, u := range units(p.pending, p.lastTok, max, p.point.Skip) {
+		u[len(u)-1].Header.Set(PublisherHeader, p.instance)
+		if err := p.send(ctx, u); err != nil {
+			return err
+		}
+	}
+	p.lastTok = p.pending[len(p.pending)-1].token
+	p.point.Skip = 0
+	clear(p.pending)
+	p.pending = p.pending[:0]
+	return nil
+}
+
+// send publishes one unit, asserting the stream's last sequence. A
+// publish without an answer (a server or leader change) is retried for
+// Config.RetryFor, after checking whether it was stored after all.
+func (p *Publisher) send(ctx context.Context, u []*nats.Msg) error {
+	deadline := time.Now().Add(p.cfg.RetryFor)
+	for attempt := 0; ; attempt++ {
+		seq, err := p.publish(ctx, u)
+		if err == nil {
+			p.stored(seq, len(u))
+			return nil
+		}
+		if stored, cerr := p.landed(ctx, u); cerr == nil && stored {
+			return nil
+		}
+		if isFenced(err) {
+			return fmt.Errorf("stream %s: publishing after sequence %d: %w (%v)", p.cfg.Stream, p.lastSeq, ErrFenced, err)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("stream %s: publishing after sequence %d: %w", p.cfg.Stream, p.lastSeq, err)
+		}
+		p.cfg.Logger.Warnf("stream %s: publish failed, retrying: %v", p.cfg.Stream, err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(min(time.Duration(attempt+1)*100*time.Millisecond, time.Second)):
+		}
+	}
+}
+
+func (p *Publisher) stored(seq uint64, n int) {
+	p.lastSeq = seq
+	p.messages.Add(uint64(n))
+	p.batches.Add(1)
+}
+
+// publish sends u: as one atomic batch, or as one message.
+func (p *Publisher) publish(ctx context.Context, u []*nats.Msg) (uint64, error) {
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if unfenced {
+		for _, m := range u {
+			m.Header.Del(jetstream.MsgIDHeader)
+		}
+		ack, err := jetstreamext.PublishMsgBatch(pctx, p.js, u)
+		if err != nil {
+			return 0, err
+		}
+		return ack.Sequence, nil
+	}
+	if !p.atomic {
+		ack, err := p.js.PublishMsg(pctx, u[0], jetstream.WithExpectLastSequence(p.lastSeq))
+		if err != nil {
+			return 0, err
+		}
+		if ack.Duplicate && ack.Sequence != p.lastSeq+1 {
+			return 0, errDuplicate // stored by another publisher
+		}
+		return ack.Sequence, nil
+	}
+	u[0].Header.Set(jetstream.ExpectedLastSeqHeader, strconv.FormatUint(p.lastSeq, 10))
+	ack, err := jetstreamext.PublishMsgBatch(pctx, p.js, u)
+	if err != nil {
+		return 0, err
+	}
+	return ack.Sequence, nil
+}
+
+// landed reports whether u is stored right after lastSeq (a publish
+// whose answer was lost), and if so records it.
+func (p *Publisher) landed(ctx context.Context, u []*nats.Msg) (bool, error) {
+	gctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	m, err := p.stream.GetLastMsgForSubject(gctx, p.filter)
+	if err != nil {
+		return false, err
+	}
+	if m.Sequence != p.lastSeq+uint64(len(u)) || m.Header.Get(jetstream.MsgIDHeader) != u[len(u)-1].Header.Get(jetstream.MsgIDHeader) ||
+		m.Header.Get(PublisherHeader) != p.instance {
+		return false, nil
+	}
+	p.stored(m.Sequence, len(u))
+	return true, nil
+}
+
+// errDuplicate: the stream holds the message already, stored by another
+// publisher.
+var errDuplicate = errors.New("the stream holds the message already, from another publisher")
+
+// errCodeBatchDuplicate is the stream refusing an atomic batch holding
+// a Nats-Msg-Id it has stored already.
+const errCodeBatchDuplicate = 10201
+
+// isFenced reports whether err is the stream refusing a publish because
+// another publisher wrote to it: the expected last sequence is not its
+// last, or the messages are there already.
+func isFenced(err error) bool {
+	if errors.Is(err, errDuplicate) {
+		return true
+	}
+	var api *jetstream.APIError
+	if !errors.As(err, &api) {
+		return false
+	}
+	switch api.ErrorCode {
+	case jetstream.JSErrCodeStreamWrongLastSequence, jetstream.JSErrCodeStreamWrongLastSequenceConstant, errCodeBatchDuplicate:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,133 @@
+package publish
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/binlogstream/binlogstream"
+	"github.com/binlogstream/binlogstream/internal/tailline"
+)
+
+// The headers of a transaction published as more than one unit (atomic
+// batch, or message on a stream without atomic batches). A consumer
+// holds the whole transaction once it has TxnCountHeader messages with
+// its TxnHeader.
+const (
+	// TxnHeader is the transaction's identity: the MsgID of its first line.
+	TxnHeader = "Binlog-Txn"
+	// TxnIndexHeader is the message's place in the transaction, from 0.
+	TxnIndexHeader = "Binlog-Txn-Index"
+	// TxnCountHeader is how many messages the transaction has.
+	TxnCountHeader = "Binlog-Txn-Count"
+	// TxnFromHeader is the resume token right before the transaction
+	// (the previous message's, or where the stream started): a publisher
+	// that finds the stream ending inside a transaction reads it again
+	// from there and leaves out the messages already stored.
+	TxnFromHeader = "Binlog-Txn-From"
+)
+
+// PublisherHeader, on the last message of each publish, names the
+// publisher instance that stored it: after a publish whose answer was
+// lost, a publisher tells its own stored batch from another's.
+const PublisherHeader = "Binlog-Publisher"
+
+// MaxBatch is the most messages an atomic batch holds (the server's limit).
+const MaxBatch = 1000
+
+// message is one line on its way to the stream.
+type message struct {
+	subject string
+	data    []byte // the line, with its newline
+	token   []byte // the line's resume token, in data
+}
+
+// units cuts a transaction into what is published at once: batches of up
+// to max messages (1 on a stream without atomic batches), each message
+// with its Nats-Msg-Id, and the transaction headers on every message when
+// there is more than one unit. from is the token right before the
+// transaction. skip leaves out the first skip messages (stored already).
+func units(txn []message, from []byte, max, skip int) [][]*nats.Msg {
+	if max < 1 {
+		max = 1
+	}
+	split := len(txn) > max
+	var id string
+	if split {
+		id = MsgID(txn[0].token)
+	}
+	var out [][]*nats.Msg
+	var cur []*nats.Msg
+	for i, m := range txn {
+		msg := nats.NewMsg(m.subject)
+		msg.Data = m.data
+		msg.Header.Set(jetstream.MsgIDHeader, MsgID(m.token))
+		if split {
+			msg.Header.Set(TxnHeader, id)
+			msg.Header.Set(TxnIndexHeader, strconv.Itoa(i))
+			msg.Header.Set(TxnCountHeader, strconv.Itoa(len(txn)))
+			msg.Header.Set(TxnFromHeader, string(from))
+		}
+		cur = append(cur, msg)
+		if len(cur) == max || i == len(txn)-1 {
+			out = append(out, cur)
+			cur = nil
+		}
+	}
+	// The units stay where they were cut, so a rerun cuts the same ones:
+	// skip drops whole stored units and the stored head of the next.
+	for skip > 0 && len(out) > 0 {
+		if skip >= len(out[0]) {
+			skip -= len(out[0])
+			out = out[1:]
+			continue
+		}
+		out[0] = out[0][skip:]
+		skip = 0
+	}
+	return out
+}
+
+// resumePoint is where a publisher continues a stream.
+type resumePoint struct {
+	// From is the position to stream from, Token its token.
+	From  binlogstream.ResumePosition
+	Token []byte
+	// Skip is how many messages of the first transaction from From the
+	// stream holds already.
+	Skip int
+}
+
+// resumeAfter is where to continue a stream whose last message under
+// the prefix has this payload and these headers: after its line, or,
+// when it ends a unit inside a transaction, from before the transaction
+// with the stored messages skipped.
+func resumeAfter(data []byte, hdr nats.Header) (resumePoint, error) {
+	tok, ok := tailline.Token(data)
+	if !ok {
+		return resumePoint{}, errors.New("its payload is not a binlog-tail line with a resume token")
+	}
+	if c := hdr.Get(TxnCountHeader); c != "" {
+		n, err1 := strconv.Atoi(c)
+		i, err2 := strconv.Atoi(hdr.Get(TxnIndexHeader))
+		if err := errors.Join(err1, err2); err != nil || i < 0 || i >= n {
+			return resumePoint{}, fmt.Errorf("bad %s/%s headers %q/%q", TxnIndexHeader, TxnCountHeader, hdr.Get(TxnIndexHeader), c)
+		}
+		if i+1 < n {
+			tok = []byte(hdr.Get(TxnFromHeader))
+			from, err := binlogstream.ParseResumePosition(string(tok))
+			if err != nil {
+				return resumePoint{}, fmt.Errorf("%s: %w", TxnFromHeader, err)
+			}
+			return resumePoint{From: from, Token: tok, Skip: i + 1}, nil
+		}
+	}
+	from, err := binlogstream.ParseResumePosition(string(tok))
+	if err != nil {
+		return resumePoint{}, err
+	}
+	return resumePoint{From: from, Token: tok}, nil
+}

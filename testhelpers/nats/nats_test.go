@@ -1,0 +1,47 @@
+package nats
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/require"
+)
+
+// TestClusterR3SurvivesLeaderKill: an R3 stream on three nodes keeps
+// its messages and takes new ones after its leader is SIGKILLed and
+// restarted.
+func TestClusterR3SurvivesLeaderKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a 3-node cluster")
+	}
+	c := StartCluster(t, 3)
+	js, err := jetstream.New(c.Connect(t))
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err = js.CreateStream(ctx, jetstream.StreamConfig{Name: "S", Subjects: []string{"s.>"}, Replicas: 3})
+	require.NoError(t, err)
+	_, err = js.Publish(ctx, "s.a", []byte("1"))
+	require.NoError(t, err)
+
+	leader := c.StreamLeader(t, js, "S")
+	pid := leader.PID()
+	require.NotZero(t, pid)
+	leader.Kill()
+	require.Zero(t, leader.PID())
+	require.Eventually(t, func() bool {
+		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		_, err := js.Publish(pctx, "s.a", []byte("2"))
+		return err == nil
+	}, 30*time.Second, 100*time.Millisecond)
+	leader.Restart(t)
+	require.NotEqual(t, pid, leader.PID())
+	s, err := js.Stream(ctx, "S")
+	require.NoError(t, err)
+	m, err := s.GetLastMsgForSubject(ctx, "s.>")
+	require.NoError(t, err)
+	require.Equal(t, "2", string(m.Data))
+}
