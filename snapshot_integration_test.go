@@ -322,6 +322,10 @@ func snapshotUnderWrites(t *testing.T, rows, crashes int) error {
 	swg.Add(1)
 	var samples, hits int
 	go trxSampler(srv.Conn(t, "root"), srv.ReplUser(), stopSample, &reported, &samples, &hits, &swg)
+	// The sampler stops before the test's cleanup closes its connection,
+	// on every return.
+	stopSampling := sync.OnceFunc(func() { close(stopSample); swg.Wait() })
+	defer stopSampling()
 
 	began := time.Now()
 	// The writes stop once most of the table was read; then the stream
@@ -365,8 +369,7 @@ func snapshotUnderWrites(t *testing.T, rows, crashes int) error {
 		crashed++
 	}
 	elapsed := time.Since(began)
-	close(stopSample)
-	swg.Wait()
+	stopSampling()
 	select {
 	case err := <-errs:
 		t.Fatal(err)
