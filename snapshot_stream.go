@@ -104,7 +104,9 @@ type snapDriver struct {
 
 	// needWork: a table may be ready to start, or a chunk to ask for.
 	needWork bool
-	hasAdded atomic.Bool // added is not empty
+	// chunksDone counts the chunks delivered.
+	chunksDone uint64
+	hasAdded   atomic.Bool // added is not empty
 
 	mu    sync.Mutex
 	added []string // SnapshotTable calls waiting for the Run goroutine
@@ -344,13 +346,26 @@ func (d *snapDriver) ask(ctx context.Context, t *snapTable, lo *snapshot.Key, ah
 }
 
 // collect takes the reads that came back, without waiting.
-func (d *snapDriver) collect(ctx context.Context) error {
-	for {
+func (d *snapDriver) collect(ctx context.Context, wait time.Duration) error {
+	for first := true; ; first = false {
 		var r chunkResult
-		select {
-		case r = <-d.results:
-		default:
-			return nil
+		if first && wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case r = <-d.results:
+				t.Stop()
+			case <-t.C:
+				return nil
+			case <-ctx.Done():
+				t.Stop()
+				return ctx.Err()
+			}
+		} else {
+			select {
+			case r = <-d.results:
+			default:
+				return nil
+			}
 		}
 		if r.job.gen != d.gen {
 			continue
@@ -416,19 +431,47 @@ func (s *BinlogStreamer) pumpSnapshot(ctx context.Context, listeners []Listener)
 	if err := d.takeAdded(ctx); err != nil {
 		return err
 	}
-	if err := d.collect(ctx); err != nil {
-		return err
-	}
-	for _, id := range d.state.Tables() {
-		if err := s.attachTable(ctx, listeners, id); err != nil {
+	// While chunks attach at once (the stream is at or past their reads'
+	// positions, as on an idle server), wait for the reads in flight
+	// rather than for the next event or heartbeat.
+	for round := 0; ; round++ {
+		var wait time.Duration
+		if round > 0 {
+			wait = readWait
+		}
+		if err := d.collect(ctx, wait); err != nil {
 			return err
 		}
-	}
-	if err := d.startTables(ctx); err != nil {
-		return err
+		chunks := d.chunksDone
+		for _, id := range d.state.Tables() {
+			if err := s.attachTable(ctx, listeners, id); err != nil {
+				return err
+			}
+		}
+		if err := d.startTables(ctx); err != nil {
+			return err
+		}
+		if d.chunksDone == chunks || !d.reading() {
+			break
+		}
 	}
 	s.stampResume()
 	return nil
+}
+
+// readWait bounds how long the stream waits for a chunk read in flight
+// after a chunk was delivered at once; a slower read is attached at a
+// later event or heartbeat.
+const readWait = time.Second
+
+// reading reports whether a chunk read is in flight.
+func (d *snapDriver) reading() bool {
+	for _, n := range d.inflight {
+		if n > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // attachTable attaches table id's next chunk while the stream has reached
@@ -511,6 +554,7 @@ func (s *BinlogStreamer) deliverChunk(ctx context.Context, listeners []Listener,
 		d.state.Finish(c)
 		d.dirty = true
 	}
+	d.chunksDone++
 	return nil
 }
 
