@@ -69,12 +69,16 @@ const (
 
 // Chunk is one read of a table: the rows with keys in (Lo, Hi] (Lo nil:
 // from the first key; Hi nil: to the last, the table's last chunk) as the
-// server held them at binlog position At, in key order.
+// server held them at binlog position At, in key order. A watermark read
+// (Low set) is not exact at one position: it holds every change logged at
+// or before *Low, none logged after At, and any of those in between; the
+// changes after *Low are folded into it (see watermark.go).
 type Chunk struct {
 	Table string
 	Lo    *Key
 	Hi    *Key
 	At    Pos
+	Low   *Pos
 	Rows  []Row
 }
 
@@ -250,22 +254,19 @@ func (s *State) Attach(c *Chunk, at Pos) (Outcome, []Row) {
 	if s.cfg.ComparePos(c.At, at) > 0 {
 		return Wait, nil
 	}
-	if s.cfg.ComparePos(c.At, t.from) < 0 {
+	from := c.foldFrom()
+	if s.cfg.ComparePos(from, t.from) < 0 {
 		return Discard, nil
 	}
-	rows := slices.Clone(c.Rows)
+	f := NewFold(s.cfg.Compare, c)
 	for i := range t.buf {
 		ch := &t.buf[i]
-		if s.cfg.ComparePos(ch.Pos, c.At) <= 0 || s.cfg.ComparePos(ch.Pos, at) > 0 {
+		if s.cfg.ComparePos(ch.Pos, from) <= 0 || s.cfg.ComparePos(ch.Pos, at) > 0 {
 			continue
 		}
-		if ch.Kind != Insert && s.inRange(c, ch.Before.Key) {
-			rows = s.remove(rows, ch.Before.Key)
-		}
-		if ch.Kind != Delete && s.inRange(c, ch.After.Key) {
-			rows = s.put(rows, ch.After)
-		}
+		f.Apply(ch)
 	}
+	rows := f.Rows()
 	return Ready, rows
 }
 
@@ -274,30 +275,6 @@ func (s *State) sameKey(a, b *Key) bool {
 		return a == b
 	}
 	return s.cfg.Compare(a.Cmp, b.Cmp) == 0
-}
-
-func (s *State) inRange(c *Chunk, k Key) bool {
-	return (c.Lo == nil || s.cfg.Compare(k.Cmp, c.Lo.Cmp) > 0) && (c.Hi == nil || s.cfg.Compare(k.Cmp, c.Hi.Cmp) <= 0)
-}
-
-func (s *State) search(rows []Row, k Key) (int, bool) {
-	return slices.BinarySearchFunc(rows, k, func(r Row, k Key) int { return s.cfg.Compare(r.Key.Cmp, k.Cmp) })
-}
-
-func (s *State) remove(rows []Row, k Key) []Row {
-	if i, ok := s.search(rows, k); ok {
-		return slices.Delete(rows, i, i+1)
-	}
-	return rows
-}
-
-func (s *State) put(rows []Row, r Row) []Row {
-	i, ok := s.search(rows, r.Key)
-	if ok {
-		rows[i] = r
-		return rows
-	}
-	return slices.Insert(rows, i, r)
 }
 
 // Delivered records that the row with key k of table name was delivered:
