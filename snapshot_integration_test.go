@@ -28,7 +28,7 @@ import (
 func snapServer(t *testing.T) *mariadb.Server {
 	t.Helper()
 	return mariadb.Start(t, mariadb.Options{BinlogRowEventMaxSize: 1024,
-		ExtraArgs: []string{"--binlog-row-metadata=FULL"}})
+		ExtraArgs: append([]string{"--binlog-row-metadata=FULL"}, snapServerArgs...)})
 }
 
 // snapFold folds a stream's output by key and checks the rules.

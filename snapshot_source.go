@@ -45,7 +45,10 @@ type chunkReader interface {
 // chunkRead is one chunk as read: rows in key order, in the form a rows
 // event's Rows hold them (RowValues reads them through Table.Value).
 type chunkRead struct {
-	at   Position
+	at Position
+	// low, for a watermark read (snapshot_watermark.go): the binlog
+	// position taken before the read; at is the one taken after it.
+	low  *Position
 	rows [][]any
 	keys []snapshot.Key
 	// age is how long the read's transaction lived.
@@ -367,7 +370,11 @@ func (s *SyncerSource) chunkReader(ctx context.Context) (chunkReader, error) {
 		done()
 		return nil, fmt.Errorf("binlogstream: snapshot: set up the reader's session: %w", err)
 	}
-	return &syncerChunks{conn: conn, done: done}, nil
+	r := &syncerChunks{conn: conn, done: done}
+	if s.watermarkReads() {
+		return newWatermarkChunks(r)
+	}
+	return r, nil
 }
 
 type syncerChunks struct {
@@ -377,16 +384,24 @@ type syncerChunks struct {
 
 func (r *syncerChunks) close() { r.done() }
 
-func (r *syncerChunks) readChunk(t *snapTable, after []any, n int) (*chunkRead, error) {
+// chunkQuery is the SELECT of up to n rows of t after the key after.
+func chunkQuery(t *snapTable, after []any, n int) (string, error) {
 	q := "SELECT " + t.selectList + " FROM " + quoteName(t.table.Schema, t.table.Name) + " FORCE INDEX (" + quoteIdent(t.index) + ")"
 	if after != nil {
 		cond, err := t.after(after)
 		if err != nil {
-			return nil, err
+			return "", err
 		}
 		q += " WHERE " + cond
 	}
-	q += " ORDER BY " + t.orderBy + " LIMIT " + strconv.Itoa(n)
+	return q + " ORDER BY " + t.orderBy + " LIMIT " + strconv.Itoa(n), nil
+}
+
+func (r *syncerChunks) readChunk(t *snapTable, after []any, n int) (*chunkRead, error) {
+	q, err := chunkQuery(t, after, n)
+	if err != nil {
+		return nil, err
+	}
 	began := time.Now()
 	if _, err := r.conn.Execute("START TRANSACTION WITH CONSISTENT SNAPSHOT"); err != nil {
 		return nil, fmt.Errorf("binlogstream: snapshot of %s: %w", t.id, err)
@@ -425,9 +440,14 @@ func (r *syncerChunks) read(q string) (*chunkRead, error) {
 	if res.at.File == "" {
 		return nil, errors.New("the server reports no Binlog_snapshot_file (not MariaDB, or log_bin=OFF)")
 	}
+	return res, r.selectRows(q, res)
+}
+
+// selectRows runs the chunk's SELECT q into res.rows.
+func (r *syncerChunks) selectRows(q string, res *chunkRead) error {
 	rs, err := r.conn.Execute(q)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	res.rows = make([][]any, rs.RowNumber())
 	for i := range res.rows {
@@ -437,7 +457,7 @@ func (r *syncerChunks) read(q string) (*chunkRead, error) {
 		}
 		res.rows[i] = row
 	}
-	return res, nil
+	return nil
 }
 
 // fieldRaw is a text-protocol value in the form go-mysql's binlog decoder

@@ -399,6 +399,10 @@ func (d *snapDriver) collect(ctx context.Context, wait time.Duration) error {
 // chunkOf is the state's view of a read.
 func (d *snapDriver) chunkOf(r *chunkResult) *snapshot.Chunk {
 	c := &snapshot.Chunk{Table: r.job.t.id, Lo: r.job.lo, At: toPos(r.read.at)}
+	if r.read.low != nil {
+		low := toPos(*r.read.low)
+		c.Low = &low
+	}
 	c.Rows = make([]snapshot.Row, len(r.read.rows))
 	for i := range r.read.rows {
 		c.Rows[i] = snapshot.Row{Key: r.read.keys[i], Data: r.read.rows[i]}
@@ -490,7 +494,7 @@ func (s *BinlogStreamer) attachTable(ctx context.Context, listeners []Listener, 
 		c := r.chunk
 		if snapNoFold {
 			nc := *c
-			nc.At = toPos(d.at)
+			nc.At, nc.Low = toPos(d.at), nil
 			c = &nc
 		}
 		o, rows := d.state.Attach(c, toPos(d.at))
