@@ -94,6 +94,8 @@ type Primary struct {
 	unstall   chan struct{} // closed and replaced by Unstall
 	closed    bool
 
+	tables tableStore // tables.go: rows for information_schema and keyset SELECTs
+
 	execFor *th.Binlog // the binlog execSet was computed for, with execLen events
 	execLen int
 	execSet string

@@ -115,6 +115,11 @@ func (c *conn) query(q string) (*mysql.Result, error) {
 	s := strings.TrimSpace(q)
 	s = strings.TrimSpace(strings.TrimSuffix(s, ";"))
 	up := strings.ToUpper(reSpaces.ReplaceAllString(s, " "))
+	if strings.HasPrefix(up, "SELECT ") && c.p.tables.has() {
+		if r, ok, err := c.p.tables.query(s); ok {
+			return r, err
+		}
+	}
 	switch {
 	case strings.HasPrefix(up, "SET "):
 		c.set(s[4:])
@@ -127,8 +132,12 @@ func (c *conn) query(q string) (*mysql.Result, error) {
 		}
 		target.kill()
 		return nil, nil
+	case up == "SHOW MASTER STATUS" && c.p.mysql84():
+		return nil, mysql.NewError(mysql.ER_PARSE_ERROR, "You have an error in your SQL syntax near 'MASTER STATUS'")
 	case up == "SHOW MASTER STATUS" || up == "SHOW BINARY LOG STATUS":
 		return c.masterStatus()
+	case isTxnStatement(up):
+		return nil, nil
 	case up == "SHOW BINARY LOGS" || up == "SHOW MASTER LOGS":
 		return c.binaryLogs()
 	case reShowVars.MatchString(s):
