@@ -142,14 +142,19 @@
 // # Snapshots
 //
 // Config.Snapshot (or SnapshotTable while streaming) reads tables beside
-// the stream, on MariaDB, with no long transaction: each chunk of
+// the stream with no long transaction: each chunk of
 // SnapshotConfig.ChunkRows rows in key order (the primary key, else a
 // UNIQUE key of NOT NULL columns; a table with neither is refused by
-// name) is one START TRANSACTION WITH CONSISTENT SNAPSHOT on a reader's
-// own connection, whose Binlog_snapshot_file and _position are the
-// binlog position the read is exact at. A chunk is delivered, as one
-// SnapshotRead event per row, once the stream has passed that position,
-// with the changes of its keys streamed since folded in. Until a key has
+// name) is one short transaction on a reader's own connection. On MariaDB
+// (SyncerConfig.Flavor "mariadb") it is a START TRANSACTION WITH
+// CONSISTENT SNAPSHOT whose Binlog_snapshot_file and _position are the
+// binlog position the read is exact at. On MySQL it is a locking read
+// (LOCK IN SHARE MODE, one chunk's rows for one read) between two
+// watermarks, the binlog position before and after it: the chunk is placed
+// at the later one, with the changes after the earlier one folded in (see
+// docs/snapshot.md). A chunk is delivered, as one SnapshotRead event per
+// row, once the stream has passed its position, with the changes of its
+// keys streamed since folded in. Until a key has
 // been read, the stream's changes to it are held back; after, they are
 // delivered; an update that moves a key into or out of the part already
 // read is delivered as an insert or a delete. So for each key the

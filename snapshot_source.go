@@ -33,8 +33,8 @@ type snapshotSource interface {
 // chunkReader reads chunks on one connection, one at a time.
 type chunkReader interface {
 	// readChunk reads up to n rows of t after the key after (nil: from
-	// the first) in one short consistent-snapshot transaction, and the
-	// binlog position the read is exact at.
+	// the first) in one short transaction, and the binlog position the
+	// read is placed at (with a low watermark on MySQL).
 	readChunk(t *snapTable, after []any, n int) (*chunkRead, error)
 	// keyCmp fills in the comparable form of keys of t from their Raw
 	// values (asking the server for the weights of text keys).

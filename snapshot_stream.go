@@ -19,7 +19,8 @@ import (
 
 // SnapshotConfig makes a streamer read tables while it streams
 // (Config.Snapshot): each table in key chunks, each chunk in one short
-// consistent-snapshot transaction on a connection of its own, delivered as
+// transaction on a connection of its own (a consistent snapshot on
+// MariaDB, a locking read between watermarks on MySQL), delivered as
 // SnapshotRead events when the stream reaches the chunk's binlog position.
 // See "Snapshots" in doc.go for the contract.
 type SnapshotConfig struct {
