@@ -77,9 +77,13 @@ type watermarkChunks struct {
 }
 
 func newWatermarkChunks(r *syncerChunks) (chunkReader, error) {
-	if _, err := r.conn.Execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"); err != nil {
-		r.done()
-		return nil, fmt.Errorf("binlogstream: snapshot: set up the reader's session: %w", err)
+	// A read that waits for a lock holds its shared locks on the rows
+	// before it meanwhile: it gives up soon and reads the chunk again.
+	for _, q := range []string{"SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED", "SET SESSION innodb_lock_wait_timeout = 5"} {
+		if _, err := r.conn.Execute(q); err != nil {
+			r.done()
+			return nil, fmt.Errorf("binlogstream: snapshot: set up the reader's session: %w", err)
+		}
 	}
 	return &watermarkChunks{syncerChunks: r}, nil
 }

@@ -105,7 +105,7 @@ func wmWireScenario(t *testing.T) (got, want map[string]string, f *snapFold, que
 			}
 		}
 	}
-	p.OnSelect(func(string) {
+	p.OnSelect(func(string) error {
 		mu.Lock()
 		defer mu.Unlock()
 		selects++
@@ -121,6 +121,7 @@ func wmWireScenario(t *testing.T) (got, want map[string]string, f *snapFold, que
 				t.Update(wmTable, wmRow(9, "r9"), wmRow(5, "moved"))
 			}, []any{int64(6), "u6"}, []any{int64(9)}, []any{int64(5), "moved"})
 		}
+		return nil
 	})
 
 	src := wmSource(t, p, mysql.MySQLFlavor)
@@ -184,6 +185,55 @@ func TestSnapshotFlavorChoosesReads(t *testing.T) {
 			} else {
 				require.ErrorContains(t, run.err, "SHOW STATUS")
 			}
+		})
+	}
+}
+
+// TestSnapshotWatermarkLockErrors: a locking read chosen as a deadlock
+// victim is read again; one that keeps timing out on a lock ends the run
+// with an error naming the table and the reads tried.
+func TestSnapshotWatermarkLockErrors(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		fails int // SELECTs answered with the error; -1: all
+		code  uint16
+	}{
+		{"deadlock victims read again", 2, mysql.ER_LOCK_DEADLOCK},
+		{"lock wait timeouts give up", -1, mysql.ER_LOCK_WAIT_TIMEOUT},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := th.NewBuilder(th.MySQL)
+			b.Txn(func(t *th.Txn) { t.Insert(wmTable, wmRow(1, "r1"), wmRow(2, "r2")) })
+			bl := b.Build()
+			p := startPrimary(t, bl)
+			p.SetTable("app", "t", wmCols, [][]any{{int64(1), "r1"}, {int64(2), "r2"}})
+			var mu sync.Mutex
+			selects := 0
+			p.OnSelect(func(string) error {
+				mu.Lock()
+				defer mu.Unlock()
+				selects++
+				if c.fails < 0 || selects <= c.fails {
+					return mysql.NewDefaultError(c.code)
+				}
+				return nil
+			})
+			pats, err := binlogstream.ParseTablePatterns("app.t")
+			require.NoError(t, err)
+			f := newSnapFold(map[string][]string{"app.t": {"id"}})
+			stop := make(chan struct{})
+			close(stop)
+			start := binlogstream.StartAt(binlogstream.Position{File: bl.Files[0].Name, Offset: uint64(len(bl.Files[0].Data))})
+			run := runSnapshot(t, wmSource(t, p, mysql.MySQLFlavor), start, &binlogstream.SnapshotConfig{Tables: pats}, f, nil, stop, nil)
+			if c.fails < 0 {
+				require.ErrorContains(t, run.err, "snapshot of app.t: read 50 times")
+				require.ErrorContains(t, run.err, "Lock wait timeout")
+				return
+			}
+			require.NoError(t, run.err)
+			require.Equal(t, map[string]string{"1": "1|r1", "2": "2|r2"}, f.rows["app.t"])
+			require.Equal(t, c.fails+1, selects)
+			require.Contains(t, strings.Join(p.Queries(), "\n"), "ROLLBACK")
 		})
 	}
 }

@@ -36,7 +36,7 @@ type fakeTable struct {
 type tableStore struct {
 	mu       sync.Mutex
 	tables   []*fakeTable
-	onSelect func(q string)
+	onSelect func(q string) error
 }
 
 // SetTable declares (or replaces) table schema.name with its rows: each
@@ -74,8 +74,9 @@ func (p *Primary) PutRow(schema, name string, k int64, row []any) {
 
 // OnSelect makes fn run before each keyset SELECT is answered, with the
 // query: a test can write to the binlog and the rows while a chunk is
-// being read.
-func (p *Primary) OnSelect(fn func(q string)) {
+// being read. An error fn returns is the SELECT's answer (a
+// *mysql.MyError keeps its code, e.g. 1213 for a deadlock victim).
+func (p *Primary) OnSelect(fn func(q string) error) {
 	p.tables.mu.Lock()
 	p.tables.onSelect = fn
 	p.tables.mu.Unlock()
@@ -125,7 +126,9 @@ func (st *tableStore) query(q string) (*mysql.Result, bool, error) {
 		fn := st.onSelect
 		st.mu.Unlock()
 		if fn != nil {
-			fn(q)
+			if err := fn(q); err != nil {
+				return nil, true, err
+			}
 		}
 		r, err := st.keyset(m)
 		return r, true, err
