@@ -30,6 +30,21 @@ var wmCols = []fakeprimary.TableColumn{{Name: "id", Type: "bigint"}, {Name: "v",
 
 func wmRow(id int64, v string) th.Row { return th.Row{id, v} }
 
+// wmSnapshot snapshots app.t from the end of p's binlog (chunkRows 0:
+// the default) and stops once everything up to the end is delivered.
+func wmSnapshot(t *testing.T, p *fakeprimary.Primary, flavor string, chunkRows int) (snapRun, *snapFold) {
+	t.Helper()
+	pats, err := binlogstream.ParseTablePatterns("app.t")
+	require.NoError(t, err)
+	f := newSnapFold(map[string][]string{"app.t": {"id"}})
+	stop := make(chan struct{})
+	close(stop)
+	first := p.Binlog().Files[0]
+	start := binlogstream.StartAt(binlogstream.Position{File: first.Name, Offset: uint64(len(first.Data))})
+	snap := &binlogstream.SnapshotConfig{Tables: pats, ChunkRows: chunkRows}
+	return runSnapshot(t, wmSource(t, p, flavor), start, snap, f, nil, stop, nil), f
+}
+
 // wmSource is a source on p whose heartbeats let the stream attach a
 // chunk read on an idle binlog at once.
 func wmSource(t *testing.T, p *fakeprimary.Primary, flavor string) binlogstream.Source {
@@ -124,14 +139,7 @@ func wmWireScenario(t *testing.T) (got, want map[string]string, f *snapFold, que
 		return nil
 	})
 
-	src := wmSource(t, p, mysql.MySQLFlavor)
-	pats, err := binlogstream.ParseTablePatterns("app.t")
-	require.NoError(t, err)
-	f = newSnapFold(map[string][]string{"app.t": {"id"}})
-	stop := make(chan struct{})
-	close(stop)
-	start := binlogstream.StartAt(binlogstream.Position{File: bl.Files[0].Name, Offset: uint64(len(bl.Files[0].Data))})
-	run := runSnapshot(t, src, start, &binlogstream.SnapshotConfig{Tables: pats, ChunkRows: 4}, f, nil, stop, nil)
+	run, f := wmSnapshot(t, p, mysql.MySQLFlavor, 4)
 	require.NoError(t, run.err)
 	require.Equal(t, 3, selects)
 
@@ -170,14 +178,7 @@ func TestSnapshotFlavorChoosesReads(t *testing.T) {
 			bl := b.Build()
 			p := startPrimary(t, bl)
 			p.SetTable("app", "t", wmCols, [][]any{{int64(1), "r1"}})
-			src := wmSource(t, p, string(c.flavor))
-			pats, err := binlogstream.ParseTablePatterns("app.t")
-			require.NoError(t, err)
-			f := newSnapFold(map[string][]string{"app.t": {"id"}})
-			stop := make(chan struct{})
-			close(stop)
-			start := binlogstream.StartAt(binlogstream.Position{File: bl.Files[0].Name, Offset: uint64(len(bl.Files[0].Data))})
-			run := runSnapshot(t, src, start, &binlogstream.SnapshotConfig{Tables: pats}, f, nil, stop, nil)
+			run, f := wmSnapshot(t, p, string(c.flavor), 0)
 			assert.Contains(t, strings.Join(p.Queries(), "\n"), c.query)
 			if c.flavor == th.MySQL {
 				require.NoError(t, run.err)
@@ -218,13 +219,7 @@ func TestSnapshotWatermarkLockErrors(t *testing.T) {
 				}
 				return nil
 			})
-			pats, err := binlogstream.ParseTablePatterns("app.t")
-			require.NoError(t, err)
-			f := newSnapFold(map[string][]string{"app.t": {"id"}})
-			stop := make(chan struct{})
-			close(stop)
-			start := binlogstream.StartAt(binlogstream.Position{File: bl.Files[0].Name, Offset: uint64(len(bl.Files[0].Data))})
-			run := runSnapshot(t, wmSource(t, p, mysql.MySQLFlavor), start, &binlogstream.SnapshotConfig{Tables: pats}, f, nil, stop, nil)
+			run, f := wmSnapshot(t, p, mysql.MySQLFlavor, 0)
 			if c.fails < 0 {
 				require.ErrorContains(t, run.err, "snapshot of app.t: read 50 times")
 				require.ErrorContains(t, run.err, "Lock wait timeout")
