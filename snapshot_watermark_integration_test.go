@@ -61,3 +61,18 @@ func TestSnapshotWatermarkPlainReadLoses(t *testing.T) {
 	}
 	t.Fatal("12 snapshots with plain reads all folded equal to the table")
 }
+
+// TestSnapshotWatermarkAwkwardTables: the awkward keys (a VARCHAR key in a
+// case-insensitive collation, a composite key, a UNIQUE key only, an empty
+// table, a table without a key refused) with watermark reads.
+func TestSnapshotWatermarkAwkwardTables(t *testing.T) {
+	watermarks(t, "")
+	TestSnapshotAwkwardTables(t)
+}
+
+// TestSnapshotWatermarkCrashes: consumer crashes during and between
+// watermark chunks resume to the output of an uninterrupted run.
+func TestSnapshotWatermarkCrashes(t *testing.T) {
+	watermarks(t, "")
+	TestSnapshotCrashesMatchUninterrupted(t)
+}
