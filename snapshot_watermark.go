@@ -77,8 +77,8 @@ type watermarkChunks struct {
 }
 
 func newWatermarkChunks(r *syncerChunks) (chunkReader, error) {
-	// A read that waits for a lock holds its shared locks on the rows
-	// before it meanwhile: it gives up soon and reads the chunk again.
+	// A read waiting for a lock keeps the shared locks it took on the
+	// rows before: it gives up after 5 s and reads the chunk again.
 	for _, q := range []string{"SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED", "SET SESSION innodb_lock_wait_timeout = 5"} {
 		if _, err := r.conn.Execute(q); err != nil {
 			r.done()
