@@ -389,6 +389,9 @@ func (s *BinlogStreamer) run(ctx context.Context, listeners []Listener) error {
 				s.src = src
 				s.mu.Unlock()
 				s.failovers.Add(1)
+				if err := s.moveSnapshot(ctx); err != nil {
+					return err
+				}
 				failures = 0
 				continue
 			}

@@ -188,6 +188,17 @@ func (s *BinlogStreamer) openSnapshot(ctx context.Context, from ResumePosition) 
 	return d.open(ctx, from)
 }
 
+// moveSnapshot reopens a snapshot in progress on the stream's source after
+// a failover moved it: the readers' connections and the tables' metadata
+// belong to the old server. The state is restored from the resume
+// position, as a resumed Run's would be, since the next dump starts there.
+func (s *BinlogStreamer) moveSnapshot(ctx context.Context) error {
+	if s.snap.state == nil {
+		return nil
+	}
+	return s.openSnapshot(ctx, s.ResumePosition())
+}
+
 func (d *snapDriver) open(ctx context.Context, from ResumePosition) error {
 	var saved snapshot.Saved
 	fresh := from.snap == ""
