@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/binlogstream/binlogstream/internal/ddl"
 	"github.com/binlogstream/binlogstream/internal/rows"
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
@@ -726,6 +727,9 @@ func (s *BinlogStreamer) handle(ctx context.Context, listeners []Listener, be *r
 		}
 	}
 	s.afterDelivery(be, d)
+	if q, ok := be.Event.(*replication.QueryEvent); ok && s.snap.state != nil && ddl.IsDDL(q.Query) {
+		return s.snapshotAfterDDL(ctx)
+	}
 	return nil
 }
 

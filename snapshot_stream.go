@@ -3,6 +3,7 @@ package binlogstream
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/binlogstream/binlogstream/internal/snapshot"
@@ -107,7 +109,10 @@ type snapDriver struct {
 	needWork bool
 	// chunksDone counts the chunks delivered.
 	chunksDone uint64
-	hasAdded   atomic.Bool // added is not empty
+	// reloads counts the reloads in a row after reads that failed for a
+	// change of their table's definition (readSchemaError).
+	reloads  int
+	hasAdded atomic.Bool // added is not empty
 
 	mu    sync.Mutex
 	added []string // SnapshotTable calls waiting for the Run goroutine
@@ -197,6 +202,48 @@ func (s *BinlogStreamer) moveSnapshot(ctx context.Context) error {
 		return nil
 	}
 	return s.openSnapshot(ctx, s.ResumePosition())
+}
+
+// snapshotAfterDDL reopens a snapshot in progress after a DDL statement
+// was delivered: the tables' columns and keys it reads by are reloaded
+// from the server, and the reads in flight, made with the old ones, are
+// dropped. Every later read is made after the statement (restart), so its
+// rows have the columns the stream's schema has where they are delivered.
+func (s *BinlogStreamer) snapshotAfterDDL(ctx context.Context) error {
+	if s.snap.complete() {
+		return nil
+	}
+	if err := s.openSnapshot(ctx, s.ResumePosition()); err != nil {
+		return err
+	}
+	s.snap.restart(s.snap.at)
+	return nil
+}
+
+// maxSchemaReloads bounds the reloads in a row after chunk reads that
+// failed because their table's definition changed under them.
+const maxSchemaReloads = 20
+
+// readSchemaError is a chunk read that failed because the table's
+// definition changed since its columns and keys were read.
+type readSchemaError struct{ err error }
+
+func (e *readSchemaError) Error() string { return e.err.Error() }
+func (e *readSchemaError) Unwrap() error { return e.err }
+
+// schemaChanged reports whether a read failed for a change of its table's
+// definition: a column or index gone (the SELECT names them), or a read
+// view older than the table's definition.
+func schemaChanged(err error) bool {
+	var me *mysql.MyError
+	if !errors.As(err, &me) {
+		return false
+	}
+	switch me.Code {
+	case mysql.ER_BAD_FIELD_ERROR, mysql.ER_KEY_DOES_NOT_EXITS, mysql.ER_TABLE_DEF_CHANGED:
+		return true
+	}
+	return false
 }
 
 func (d *snapDriver) open(ctx context.Context, from ResumePosition) error {
@@ -385,8 +432,12 @@ func (d *snapDriver) collect(ctx context.Context, wait time.Duration) error {
 		id := r.job.t.id
 		d.inflight[id]--
 		if r.err != nil {
+			if schemaChanged(r.err) {
+				return &readSchemaError{err: r.err}
+			}
 			return r.err
 		}
+		d.reloads = 0
 		d.mu.Lock()
 		d.stats.Chunks++
 		d.stats.MaxReadAge = max(d.stats.MaxReadAge, r.read.age)
@@ -456,7 +507,13 @@ func (s *BinlogStreamer) pumpSnapshot(ctx context.Context, listeners []Listener)
 			wait = readWait
 		}
 		if err := d.collect(ctx, wait); err != nil {
-			return err
+			if !errors.As(err, new(*readSchemaError)) || d.reloads >= maxSchemaReloads {
+				return err
+			}
+			// The table changed on the server before the stream reached
+			// the statement: read it again by its new definition.
+			d.reloads++
+			return s.snapshotAfterDDL(ctx)
 		}
 		chunks := d.chunksDone
 		for _, id := range d.state.Tables() {
