@@ -695,6 +695,9 @@ func (s *BinlogStreamer) handle(ctx context.Context, listeners []Listener, be *r
 		}
 	}
 	s.stampSnapshot(&d.before)
+	if q, ok := be.Event.(*replication.QueryEvent); ok && s.snap.state != nil && ddl.IsDDL(q.Query) {
+		s.snap.endDropped(q)
+	}
 	s.stampSnapshot(&d.after)
 	ev := Event{BinlogEvent: be, Start: d.start, End: d.end, GTID: d.gtid, Resume: d.after, before: d.before, Table: table}
 	if arena != nil {

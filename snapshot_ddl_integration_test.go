@@ -30,6 +30,10 @@ func ddlFold(f *snapFold, ev binlogstream.Event) {
 		return
 	}
 	stmt := string(q.Query)
+	if strings.HasPrefix(stmt, "DROP TABLE") && strings.Contains(stmt, "gone") { // the server logs it as DROP TABLE `app`.`gone` /* ... */
+		clear(f.rows["app.gone"])
+		return
+	}
 	for k, row := range f.rows["app.d"] {
 		parts := strings.Split(row, "|")
 		switch {
@@ -49,23 +53,26 @@ func TestSnapshotDDLDuringRead(t *testing.T) {
 	srv := snapServer(t)
 	srv.Exec(t, "CREATE DATABASE app",
 		"CREATE TABLE app.d (id INT PRIMARY KEY, v INT NOT NULL, pad VARCHAR(20) NOT NULL DEFAULT 'q')",
-		"USE app", fmt.Sprintf("INSERT INTO app.d SELECT seq, 0, 'p' FROM seq_1_to_%d", rows))
+		"CREATE TABLE app.gone (id INT PRIMARY KEY, v INT NOT NULL)",
+		"USE app", fmt.Sprintf("INSERT INTO app.d SELECT seq, 0, 'p' FROM seq_1_to_%d", rows),
+		fmt.Sprintf("INSERT INTO app.gone SELECT seq, 0 FROM seq_1_to_%d", rows))
 	start := binlogstream.StartAt(masterPos(t, srv))
 	src := itSource(t, srv)
-	pats, err := binlogstream.ParseTablePatterns("app.d")
+	pats, err := binlogstream.ParseTablePatterns("app.d,app.gone")
 	require.NoError(t, err)
 	snap := &binlogstream.SnapshotConfig{Tables: pats, ChunkRows: 500}
-	f := newSnapFold(map[string][]string{"app.d": {"id"}})
+	f := newSnapFold(map[string][]string{"app.d": {"id"}, "app.gone": {"id"}})
 
 	// The writer: updates and inserts around the key being read; the
-	// ALTERs once a third and two thirds of the table were read; it ends
-	// 300 statements after the second.
+	// ALTERs once a third and two thirds of the table were read; app.gone
+	// (read after it) dropped half way through its read; it ends 300
+	// statements after that.
 	var cursor, read atomic.Int64
 	c := srv.Conn(t, "root")
 	werr := make(chan error, 1)
 	go func() {
 		rng := rand.New(rand.NewPCG(7, 8))
-		added, dropped, after := false, false, 0
+		added, dropped, gone, after := false, false, false, 0
 		for i := 0; after < 300; i++ {
 			near := cursor.Load() + int64(rng.IntN(2000)) - 1000
 			q := fmt.Sprintf("UPDATE app.d SET v = v + 1 WHERE id = %d", near)
@@ -74,12 +81,16 @@ func TestSnapshotDDLDuringRead(t *testing.T) {
 				q, added = "ALTER TABLE app.d ADD COLUMN w INT NOT NULL DEFAULT 7", true
 			case added && !dropped && n > rows*2/3:
 				q, dropped = "ALTER TABLE app.d DROP COLUMN pad", true
+			case dropped && !gone && n > rows*3/2:
+				q, gone = "DROP TABLE app.gone", true
+			case !gone && i%5 == 0:
+				q = fmt.Sprintf("UPDATE app.gone SET v = v + 1 WHERE id = %d", rng.IntN(rows)+1)
 			case added && i%3 == 0:
 				q = fmt.Sprintf("UPDATE app.d SET w = w + 1 WHERE id = %d", near)
 			case i%7 == 0:
 				q = fmt.Sprintf("INSERT INTO app.d (id, v) VALUES (%d, 1)", rows+1+i)
 			}
-			if dropped {
+			if gone {
 				after++
 			}
 			if _, err := c.Execute(q); err != nil {
@@ -143,5 +154,6 @@ func TestSnapshotDDLDuringRead(t *testing.T) {
 		"SELECT GROUP_CONCAT(COLUMN_NAME ORDER BY ORDINAL_POSITION SEPARATOR ' ') FROM information_schema.COLUMNS WHERE TABLE_NAME = 'd'"),
 		"both ALTERs ran")
 	require.True(t, maps.Equal(want, f.rows["app.d"]), "the fold (%d rows) equals the table (%d rows)", len(f.rows["app.d"]), len(want))
+	require.Empty(t, f.rows["app.gone"], "the dropped table folds empty")
 	t.Logf("%d reads, %d row changes, %d crashes", f.reads, f.changes, crashes)
 }

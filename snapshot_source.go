@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,8 +25,9 @@ import (
 // keys. SyncerSource implements it; tests can fake it.
 type snapshotSource interface {
 	// snapshotTables reads the definitions of the base tables pats
-	// selects, and of the named ones ("schema.table"), by name.
-	snapshotTables(ctx context.Context, pats TablePatterns, names []string) ([]*snapTable, error)
+	// selects, and of the named ones ("schema.table"), by name; missing
+	// lists the named ones the server has no base table for.
+	snapshotTables(ctx context.Context, pats TablePatterns, names []string) (tables []*snapTable, missing []string, err error)
 	// chunkReader opens a connection that reads chunks.
 	chunkReader(ctx context.Context) (chunkReader, error)
 }
@@ -318,10 +320,10 @@ func (t *snapTable) after(b []any) (string, error) {
 
 var _ snapshotSource = (*SyncerSource)(nil)
 
-func (s *SyncerSource) snapshotTables(ctx context.Context, pats TablePatterns, names []string) ([]*snapTable, error) {
+func (s *SyncerSource) snapshotTables(ctx context.Context, pats TablePatterns, names []string) ([]*snapTable, []string, error) {
 	conn, done, err := s.queryConn(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer done()
 	want := map[string]bool{}
@@ -339,7 +341,7 @@ func (s *SyncerSource) snapshotTables(ctx context.Context, pats TablePatterns, n
 	}
 	snap, err := readSchema(conn, dbs)
 	if err != nil {
-		return nil, fmt.Errorf("binlogstream: snapshot: read the tables: %w", err)
+		return nil, nil, fmt.Errorf("binlogstream: snapshot: read the tables: %w", err)
 	}
 	var out []*snapTable
 	for _, st := range snap.Tables {
@@ -348,15 +350,13 @@ func (s *SyncerSource) snapshotTables(ctx context.Context, pats TablePatterns, n
 		}
 		t, err := newSnapTable(st)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out = append(out, t)
 		delete(want, t.id)
 	}
-	for n := range want {
-		return nil, fmt.Errorf("binlogstream: snapshot: no base table %s", n)
-	}
-	return out, nil
+	missing := slices.Sorted(maps.Keys(want))
+	return out, missing, nil
 }
 
 func (s *SyncerSource) chunkReader(ctx context.Context) (chunkReader, error) {

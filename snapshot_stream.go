@@ -15,7 +15,9 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
+	"github.com/sirupsen/logrus"
 
+	"github.com/binlogstream/binlogstream/internal/ddl"
 	"github.com/binlogstream/binlogstream/internal/snapshot"
 )
 
@@ -109,6 +111,10 @@ type snapDriver struct {
 	needWork bool
 	// chunksDone counts the chunks delivered.
 	chunksDone uint64
+	log        logrus.FieldLogger
+	// paused: tables whose read found them gone from the server; nothing
+	// more is asked of them until the stream's DROP or RENAME ends them.
+	paused map[string]bool
 	// reloads counts the reloads in a row after reads that failed for a
 	// change of their table's definition (readSchemaError).
 	reloads  int
@@ -188,7 +194,8 @@ func (s *BinlogStreamer) openSnapshot(ctx context.Context, from ResumePosition) 
 	if err := d.cfg.validate(); err != nil {
 		return err
 	}
-	d.src, d.meta, d.pattern = src, map[string]*snapTable{}, nil
+	d.src, d.meta, d.pattern, d.log = src, map[string]*snapTable{}, nil, s.cfg.Logger
+	d.paused = map[string]bool{}
 	d.next, d.ahead, d.inflight = map[string]*chunkResult{}, map[string]*chunkResult{}, map[string]int{}
 	return d.open(ctx, from)
 }
@@ -234,6 +241,11 @@ func (e *readSchemaError) Unwrap() error { return e.err }
 // schemaChanged reports whether a read failed for a change of its table's
 // definition: a column or index gone (the SELECT names them), or a read
 // view older than the table's definition.
+func isNoSuchTable(err error) bool {
+	var me *mysql.MyError
+	return errors.As(err, &me) && me.Code == mysql.ER_NO_SUCH_TABLE
+}
+
 func schemaChanged(err error) bool {
 	var me *mysql.MyError
 	if !errors.As(err, &me) {
@@ -244,6 +256,24 @@ func schemaChanged(err error) bool {
 		return true
 	}
 	return false
+}
+
+// endDropped ends the snapshot of the tables a DROP or RENAME statement
+// takes away, before the statement's event is delivered, so that its
+// token records them done.
+func (d *snapDriver) endDropped(q *replication.QueryEvent) {
+	stmt := string(q.Query)
+	if !ddl.DropsOrRenames(stmt) {
+		return
+	}
+	for _, k := range ddl.Targets(string(q.Schema), stmt) {
+		id := k.Schema + "." + k.Name
+		if _, active := d.state.Active(id); active || d.state.Pending(id) {
+			d.state.End(id)
+			delete(d.paused, id)
+			d.dirty, d.needWork = true, true
+		}
+	}
 }
 
 func (d *snapDriver) open(ctx context.Context, from ResumePosition) error {
@@ -261,7 +291,7 @@ func (d *snapDriver) open(ctx context.Context, from ResumePosition) error {
 			names = append(names, t.Name)
 		}
 	}
-	tables, err := d.src.snapshotTables(ctx, d.cfg.Tables, names)
+	tables, missing, err := d.src.snapshotTables(ctx, d.cfg.Tables, names)
 	if err != nil {
 		return err
 	}
@@ -273,6 +303,14 @@ func (d *snapDriver) open(ctx context.Context, from ResumePosition) error {
 	}
 	sort.Strings(d.pattern)
 	d.state = snapshot.Restore(snapStateCfg, saved, snapshot.Pos{})
+	for _, id := range missing {
+		// Dropped or renamed after the token's point: no row is left to
+		// read. Until the stream reaches the statement, the table's row
+		// changes are delivered as they come.
+		d.log.WithField("table", id).Warn("snapshot: the table is gone from the server; its snapshot ends")
+		d.state.End(id)
+		d.dirty = true
+	}
 	for _, id := range d.pattern {
 		if fresh || id > saved.Cursor && !d.state.Done(id) {
 			d.state.Add(id)
@@ -289,7 +327,7 @@ func (d *snapDriver) open(ctx context.Context, from ResumePosition) error {
 		return err
 	}
 	for _, t := range saved.Tables {
-		if t.Bound != nil {
+		if t.Bound != nil && d.meta[t.Name] != nil {
 			if err := d.cmp.keyCmp(d.meta[t.Name], []*snapshot.Key{t.Bound}); err != nil {
 				d.stop()
 				return err
@@ -395,6 +433,9 @@ func (d *snapDriver) restart(at Position) {
 // ask queues a chunk read of t after its boundary (or after lo, for a
 // read ahead of the chunk waiting to attach).
 func (d *snapDriver) ask(ctx context.Context, t *snapTable, lo *snapshot.Key, ahead bool) error {
+	if t == nil || d.paused[t.id] {
+		return nil // gone from the server: its DROP or RENAME is still to come
+	}
 	d.inflight[t.id]++
 	select {
 	case d.work <- chunkJob{gen: d.gen, t: t, lo: lo, ahead: ahead}:
@@ -432,6 +473,11 @@ func (d *snapDriver) collect(ctx context.Context, wait time.Duration) error {
 		id := r.job.t.id
 		d.inflight[id]--
 		if r.err != nil {
+			if isNoSuchTable(r.err) {
+				d.log.WithField("table", id).Warn("snapshot: the table is gone from the server; its reads wait for its DROP or RENAME in the stream")
+				d.paused[id] = true
+				continue
+			}
 			if schemaChanged(r.err) {
 				return &readSchemaError{err: r.err}
 			}
@@ -674,9 +720,12 @@ func (d *snapDriver) takeAdded(ctx context.Context) error {
 		}
 	}
 	if len(names) > 0 {
-		tables, err := d.src.snapshotTables(ctx, nil, names)
+		tables, missing, err := d.src.snapshotTables(ctx, nil, names)
 		if err != nil {
 			return err
+		}
+		if len(missing) > 0 {
+			return fmt.Errorf("binlogstream: snapshot: no base table %s", strings.Join(missing, ", "))
 		}
 		for _, t := range tables {
 			d.meta[t.id] = t

@@ -127,3 +127,32 @@ func parseTableName(db, s string) Key {
 	}
 	return Key{db, unq(s)}
 }
+
+var alterRenameTableRE = regexp.MustCompile(`(?is)^ALTER\s+(?:ONLINE\s+)?(?:IGNORE\s+)?TABLE\s.*\sRENAME\s+(?:(?:TO|AS)\s+)?(\S+)`)
+
+// DropsOrRenames reports whether a DDL statement takes its tables away
+// under their names: DROP TABLE, RENAME TABLE, ALTER TABLE ... RENAME
+// [TO|AS] name (not RENAME COLUMN, INDEX or KEY), and CREATE OR REPLACE
+// TABLE, which drops the table it replaces.
+func DropsOrRenames(sql string) bool {
+	q := string(skipSQLSpaceAndComments([]byte(sql)))
+	m := ddlTargetRE.FindStringSubmatch(q)
+	if m == nil {
+		return false
+	}
+	switch strings.ToUpper(m[1]) {
+	case "DROP", "RENAME":
+		return true
+	case "CREATE":
+		return IsCreateOrReplace(q)
+	case "ALTER":
+		if r := alterRenameTableRE.FindStringSubmatch(q); r != nil {
+			switch strings.ToUpper(r[1]) {
+			case "COLUMN", "INDEX", "KEY":
+				return false
+			}
+			return true
+		}
+	}
+	return false
+}

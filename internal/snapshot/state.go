@@ -185,6 +185,14 @@ func (s *State) Done(name string) bool {
 	return t != nil && t.status == done
 }
 
+// End ends the snapshot of a table that no longer exists (dropped or
+// renamed): nothing is left to read, and its later changes are delivered.
+func (s *State) End(name string) {
+	if t := s.tables[name]; t != nil {
+		t.status, t.bound, t.buf = done, nil, nil
+	}
+}
+
 // Restart makes every active table continue from its boundary with
 // nothing held back, as of the stream point at: the held changes of a
 // dropped connection or another server do not place a chunk read later.
