@@ -8,10 +8,18 @@ import (
 
 // txn is an ended source transaction waiting for the sender.
 type txn struct {
-	ctx  context.Context
-	msgs []message
-	from []byte // the token right before it
-	skip int    // its first skip messages are stored already
+	ctx   context.Context
+	msgs  []message
+	skip  int           // its first skip messages are stored already
+	units [][]*nats.Msg // what publishing it alone sends (units)
+}
+
+// newTxn is the transaction of msgs, which come right after the token
+// from, cut for batches of max messages, its first skip stored already.
+// The messages are made here, by the caller of OnEvent, while the sender
+// waits for the publish in flight.
+func newTxn(ctx context.Context, msgs []message, from []byte, skip, max int) txn {
+	return txn{ctx: ctx, msgs: msgs, skip: skip, units: units(msgs, from, max, skip)}
 }
 
 // split reports whether t goes out as units of its own: more messages
@@ -29,7 +37,7 @@ func (p *Publisher) endTxn(ctx context.Context) error {
 	if len(p.pending) == 0 {
 		return p.failed()
 	}
-	t := txn{ctx: ctx, msgs: p.pending, from: p.lastTok, skip: p.point.Skip}
+	t := newTxn(ctx, p.pending, p.lastTok, p.point.Skip, p.batchMax())
 	if err := p.wait(ctx, func() bool { return p.queued == 0 || p.queued+len(t.msgs) <= maxQueued }); err != nil {
 		return err
 	}
@@ -125,11 +133,11 @@ func take(queue []txn, max int) int {
 // small ones.
 func unitsOf(txns []txn, max int) [][]*nats.Msg {
 	if len(txns) == 1 {
-		return units(txns[0].msgs, txns[0].from, max, txns[0].skip)
+		return txns[0].units
 	}
-	var batch []*nats.Msg
+	batch := make([]*nats.Msg, 0, max)
 	for _, t := range txns {
-		batch = append(batch, units(t.msgs, t.from, max, 0)[0]...)
+		batch = append(batch, t.units[0]...)
 	}
 	return [][]*nats.Msg{batch}
 }

@@ -13,10 +13,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// queueOf is a queue of transactions of these sizes, their tokens
-// distinct across the queue; a negative size is a transaction of -size
-// messages resumed with its first MaxBatch stored.
-func queueOf(sizes []int) []txn {
+// queueOf is a queue of transactions of these sizes cut for batches of
+// max, their tokens distinct across the queue; a negative size is a
+// transaction of -size messages resumed with its first MaxBatch stored.
+func queueOf(sizes []int, max int) []txn {
 	var q []txn
 	for i, n := range sizes {
 		skip := 0
@@ -28,7 +28,7 @@ func queueOf(sizes []int) []txn {
 			tok := []byte(fmt.Sprintf("t%d.%d", i, j))
 			msgs[j].token, msgs[j].data = tok, append(tok, '\n')
 		}
-		q = append(q, txn{ctx: context.Background(), msgs: msgs, from: []byte(fmt.Sprintf("from%d", i)), skip: skip})
+		q = append(q, newTxn(context.Background(), msgs, []byte(fmt.Sprintf("from%d", i)), skip, max))
 	}
 	return q
 }
@@ -109,18 +109,19 @@ func TestSenderKeepsTransactionsWhole(t *testing.T) {
 		for range 1 + r.IntN(12) {
 			q = append(q, sizes[r.IntN(len(sizes))])
 		}
-		queue := queueOf(q)
+		queue := queueOf(q, MaxBatch)
 		us := publishOrder(queue, MaxBatch, take)
 		require.NoError(t, checkUnits(queue, MaxBatch, us), "sizes %v", q)
 		if len(us) < len(q) {
 			combined++ // some transactions shared a batch
 		}
 		// Without atomic batches every message is a unit of its own.
-		require.NoError(t, checkUnits(queue, 1, publishOrder(queue, 1, take)), "sizes %v", q)
+		single := queueOf(q, 1)
+		require.NoError(t, checkUnits(single, 1, publishOrder(single, 1, take)), "sizes %v", q)
 	}
 	assert.Positive(t, combined)
-	assert.Len(t, publishOrder(queueOf([]int{1, 5, 50, 400, 2}), MaxBatch, take), 1, "small transactions share a batch")
-	assert.Len(t, publishOrder(queueOf([]int{600, 600}), MaxBatch, take), 2, "a transaction is never cut to fill a batch")
+	assert.Len(t, publishOrder(queueOf([]int{1, 5, 50, 400, 2}, MaxBatch), MaxBatch, take), 1, "small transactions share a batch")
+	assert.Len(t, publishOrder(queueOf([]int{600, 600}, MaxBatch), MaxBatch, take), 2, "a transaction is never cut to fill a batch")
 
 	naive := func(q []txn, max int) int {
 		// Everything queued, then cut into full batches below.
@@ -130,7 +131,7 @@ func TestSenderKeepsTransactionsWhole(t *testing.T) {
 		n := naive(queue, max)
 		var all []*nats.Msg
 		for _, t := range queue[:n] {
-			for _, u := range units(t.msgs, t.from, len(t.msgs), t.skip) {
+			for _, u := range t.units {
 				all = append(all, u...)
 			}
 		}
@@ -142,6 +143,6 @@ func TestSenderKeepsTransactionsWhole(t *testing.T) {
 		}
 		return out
 	}
-	q := queueOf([]int{600, 600})
+	q := queueOf([]int{600, 600}, MaxBatch)
 	assert.Error(t, checkUnits(q, MaxBatch, naiveOrder(q, MaxBatch)), "the naive cutter splits a transaction of 600 over two batches")
 }
