@@ -104,9 +104,9 @@ func TestSenderKeepsTransactionsWhole(t *testing.T) {
 	sizes := []int{1, 1, 1, 2, 5, 50, 400, 999, 1000, 1001, 2500, -2300}
 	r := rand.New(rand.NewPCG(3, 4))
 	combined := 0
-	for range 200 {
+	for range 60 {
 		var q []int
-		for range 1 + r.IntN(12) {
+		for range 1 + r.IntN(10) {
 			q = append(q, sizes[r.IntN(len(sizes))])
 		}
 		queue := queueOf(q, MaxBatch)
