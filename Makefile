@@ -30,13 +30,15 @@ lint:
 
 # Benchmarks on the fake primary and in-process, plus the real-MariaDB ones
 # but the 1 GiB transaction (10 iterations each: a real server is noisier;
-# skipped when mariadbd is missing). The output ends with one table.
+# skipped when mariadbd is missing), and binlog-publish's into a 3-node
+# NATS cluster built from the module. The output ends with one table.
 bench:
 	@command -v mariadbd >/dev/null 2>&1 || echo "bench: mariadbd not found, the BenchmarkReal* benchmarks will skip (make bench-real needs it)"
 	set -o pipefail; { $(GO) test -run '^$$' -bench . -skip 'BenchmarkReal' -benchmem -count 3 ./... && \
 	  $(GO) test -run '^$$' -bench 'BenchmarkReal(MariaDB|SmallEvents|Resume)' -benchtime 10x -count 3 . && \
 	  $(GO) test -run '^$$' -bench 'BenchmarkReal(DecodeFamilies|TableFilter|TailMixes)' -benchtime 3x -count 2 . && \
-	  $(GO) test -run '^$$' -bench 'BenchmarkRealReplicate' -benchtime 1x -count 3 ./cmd/binlog-replicate ; } | $(GO) run ./internal/benchtable
+	  $(GO) test -run '^$$' -bench 'BenchmarkRealReplicate' -benchtime 1x -count 3 ./cmd/binlog-replicate && \
+	  $(GO) test -run '^$$' -bench 'BenchmarkRealPublish' -benchtime 3x -count 2 ./cmd/binlog-publish ; } | $(GO) run ./internal/benchtable
 
 # The real-server benchmarks: the 550k-row binlog (library vs go-mysql,
 # binlog-tail vs mariadb-binlog) and the peak RSS through a 1 GiB

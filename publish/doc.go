@@ -11,13 +11,14 @@
 // second publisher on the same stream cannot interleave: one of the two
 // gets ErrFenced and stops, and the stream holds each line once.
 //
-// A source transaction of up to MaxBatch messages goes out as one atomic
+// A source transaction of up to MaxBatch messages goes out in one atomic
 // batch (a stream with AllowAtomicPublish, nats-server 2.12 or later): a
-// consumer sees all of it or none. A larger one goes as several batches,
-// and a transaction that is not one batch (or, on a stream without
-// atomic batches, not one message) carries the headers TxnHeader,
-// TxnIndexHeader and TxnCountHeader on every message, so that a consumer
-// can tell when it holds the whole transaction.
+// consumer sees all of it or none; small transactions that end while a
+// publish is in flight share the next batch, whole. A larger transaction
+// goes as several batches, and a transaction that is not one batch (or,
+// on a stream without atomic batches, not one message) carries the
+// headers TxnHeader, TxnIndexHeader and TxnCountHeader on every message,
+// so that a consumer can tell when it holds the whole transaction.
 //
 // Subjects are PREFIX.<schema>.<table> (Subject). Statements name their
 // default database and "_" for the table; lines with neither (progress

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -52,7 +53,8 @@ var ErrFenced = errors.New("another publisher wrote to the stream")
 
 // Publisher publishes the lines of a binlog stream's events into a
 // JetStream stream. OnEvent is its binlogstream listener; Flush sends
-// what a stopped stream leaves pending. One goroutine uses it at a time.
+// what a stopped stream leaves pending and waits until it is stored. One
+// goroutine uses it at a time; its own sender goroutine publishes.
 type Publisher struct {
 	cfg    Config
 	js     jetstream.JetStream
@@ -66,8 +68,18 @@ type Publisher struct {
 	lastTok []byte // the token right before the pending transaction
 
 	enc     tailline.Formatter
-	pending []message
+	pending []message // the open transaction's lines
 	buf     []byte
+
+	// The sender (send.go) publishes the ended transactions of queue,
+	// several at once in one atomic batch, while OnEvent formats the
+	// next ones.
+	mu      sync.Mutex
+	cond    *sync.Cond // signalled when the sender takes or finishes work
+	queue   []txn
+	queued  int // messages in queue
+	sending bool
+	err     error // the sender's, returned by every later call
 
 	// instance marks this publisher's messages (PublisherHeader), so that
 	// landed tells its own lost publish from another publisher's.
@@ -95,6 +107,7 @@ func Open(ctx context.Context, cfg Config) (*Publisher, error) {
 		cfg.Logger = l
 	}
 	p := &Publisher{cfg: cfg, js: cfg.JetStream, filter: cfg.Prefix + ".>", instance: nuid.Next()}
+	p.cond = sync.NewCond(&p.mu)
 	if err := p.retry(ctx, p.openStream); err != nil {
 		return nil, err
 	}
@@ -250,27 +263,29 @@ func (p *Publisher) Messages() uint64 { return p.messages.Load() }
 // stored Messages.
 func (p *Publisher) Batches() uint64 { return p.batches.Load() }
 
-// OnEvent is the binlogstream listener: it queues the lines of ev and
-// publishes a transaction once it ends.
+// OnEvent is the binlogstream listener: it queues the lines of ev and,
+// once their transaction ends, hands it to the sender, which publishes
+// it while the stream goes on. An error of the sender's comes back from
+// the next call.
 func (p *Publisher) OnEvent(ctx context.Context, ev binlogstream.Event) error {
 	switch e := ev.Event.(type) {
 	case *binlogstream.Progress:
 		if e.Idle {
 			return nil
 		}
-		if err := p.Flush(ctx); err != nil {
+		if err := p.endTxn(ctx); err != nil {
 			return err
 		}
 		p.add(tailline.AppendProgressLine(p.buf[:0], &ev), "", "")
-		return p.Flush(ctx)
+		return p.endTxn(ctx)
 	case *replication.XIDEvent, *replication.GTIDEvent, *replication.MariadbGTIDEvent:
-		return p.Flush(ctx)
+		return p.endTxn(ctx)
 	case *replication.QueryEvent:
-		if err := p.Flush(ctx); err != nil || tailline.IsTxnMarker(e.Query) {
+		if err := p.endTxn(ctx); err != nil || tailline.IsTxnMarker(e.Query) {
 			return err
 		}
 		p.addEvent(&ev, nil, string(e.Schema), none)
-		return p.Flush(ctx)
+		return p.endTxn(ctx)
 	case *replication.TableMapEvent:
 		if p.wants(e) {
 			p.addEvent(&ev, nil, string(e.Schema), string(e.Table))
@@ -319,27 +334,19 @@ func (p *Publisher) add(b []byte, schema, table string) {
 	}
 }
 
-// Flush publishes the pending transaction: the lines queued since the
-// last one ended.
+// Flush publishes the pending transaction (the lines queued since the
+// last one ended) and waits until every ended transaction is stored.
 func (p *Publisher) Flush(ctx context.Context) error {
-	if len(p.pending) == 0 {
-		return nil
+	if err := p.endTxn(ctx); err != nil {
+		return err
 	}
-	max := 1
-	if p.atomic {
-		max = p.cfg.MaxBatch
-	}
-	for _, u := range units(p.pending, p.lastTok, max, p.point.Skip) {
-		u[len(u)-1].Header.Set(PublisherHeader, p.instance)
-		if err := p.send(ctx, u); err != nil {
-			return err
-		}
-	}
-	p.lastTok = p.pending[len(p.pending)-1].token
-	p.point.Skip = 0
-	clear(p.pending)
-	p.pending = p.pending[:0]
-	return nil
+	return p.Wait(ctx)
+}
+
+// Wait waits until every ended transaction is stored; the lines of a
+// transaction that has not ended stay pending.
+func (p *Publisher) Wait(ctx context.Context) error {
+	return p.wait(ctx, func() bool { return !p.sending && len(p.queue) == 0 })
 }
 
 // send publishes one unit, asserting the stream's last sequence. A

@@ -197,9 +197,11 @@ func stream(ctx context.Context, o options, pub *publish.Publisher, src binlogst
 	}
 	err = s.Run(runCtx)
 	if err == nil || reached || ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-		// A stop between transactions leaves nothing pending; a stop
+		// The ended transactions are published before the exit; a stop
 		// inside one leaves its lines to the next run.
-		return nil
+		wctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		return pub.Wait(wctx)
 	}
 	return err
 }

@@ -4,15 +4,44 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Payloads reads every message of stream in order, with an ordered
 // consumer, and returns their payloads.
 func Payloads(t testing.TB, js jetstream.JetStream, stream string) [][]byte {
+	t.Helper()
+	var out [][]byte
+	read(t, js, stream, func(m jetstream.Msg) { out = append(out, m.Data()) })
+	return out
+}
+
+// Messages reads every message of stream in order and returns them as
+// they would be published again: subject, payload, Nats-Msg-Id and the
+// headers that are not the server's or the client's (Nats-*).
+func Messages(t testing.TB, js jetstream.JetStream, stream string) []*nats.Msg {
+	t.Helper()
+	var out []*nats.Msg
+	read(t, js, stream, func(m jetstream.Msg) {
+		msg := nats.NewMsg(m.Subject())
+		msg.Data = m.Data()
+		for k, v := range m.Headers() {
+			if k == jetstream.MsgIDHeader || !strings.HasPrefix(k, "Nats-") {
+				msg.Header[k] = v
+			}
+		}
+		out = append(out, msg)
+	})
+	return out
+}
+
+// read hands every message of stream, in order, to f.
+func read(t testing.TB, js jetstream.JetStream, stream string, f func(jetstream.Msg)) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -35,23 +64,23 @@ func Payloads(t testing.TB, js jetstream.JetStream, stream string) [][]byte {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	var out [][]byte
-	for uint64(len(out)) < info.State.Msgs {
+	var n uint64
+	for n < info.State.Msgs {
 		batch, err := c.Fetch(1000, jetstream.FetchMaxWait(5*time.Second))
 		if err == nil {
 			for m := range batch.Messages() {
-				out = append(out, m.Data())
+				f(m)
+				n++
 			}
 			err = batch.Error()
 		}
 		if err != nil {
 			if time.Now().After(deadline) {
-				t.Fatalf("nats: reading stream %s after %d messages: %v", stream, len(out), err)
+				t.Fatalf("nats: reading stream %s after %d messages: %v", stream, n, err)
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
-	return out
 }
 
 // Diff compares the messages' payloads with the lines of want (each
