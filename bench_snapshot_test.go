@@ -39,6 +39,10 @@ func snapBenchTable(b *testing.B, s *mariadb.Server) {
 	b.Logf("table of %d rows written in %s", snapBenchRows, time.Since(t0).Round(time.Millisecond))
 }
 
+// snapChunkRowsEnv sets BenchmarkRealSnapshot's --snapshot-chunk-rows
+// (unset: the library's default).
+const snapChunkRowsEnv = "BINLOGSTREAM_BENCH_CHUNK_ROWS"
+
 // BenchmarkRealSnapshot: binlog-tail --snapshot --stop-at-current of a
 // 1M-row table to a file against `mariadb-dump --single-transaction
 // --quick` of the same table to a file, in turns, with one chunk reader
@@ -62,6 +66,9 @@ func BenchmarkRealSnapshot(b *testing.B) {
 				os.Remove(out + ".schema")
 				args := []string{"--dsn", s.DSN(s.ReplUser()), "--out", out, "--start", "current", "--stop-at-current",
 					"--snapshot", "--tables", "snap.t", "--snapshot-readers", strconv.Itoa(readers), "--quiet", "--server-id", "506"}
+				if n := os.Getenv(snapChunkRowsEnv); n != "" {
+					args = append(args, "--snapshot-chunk-rows", n)
+				}
 				if p := os.Getenv("BINLOGSTREAM_TAIL_PROFILE"); p != "" {
 					args = append(args, "--cpuprofile", filepath.Join(p, fmt.Sprintf("snapshot-%d-%d.pprof", readers, runs)))
 				}
@@ -233,7 +240,7 @@ func streamBeside(b *testing.B, s *mariadb.Server, cfg binlogstream.SyncerConfig
 		}
 		return nil
 	})
-	conn := s.Conn(b, s.ReplUser())
+	conn := s.Conn(b, mariadb.AppUser)
 	defer conn.Close()
 	run := make(chan error, 1)
 	t0 := time.Now()
