@@ -29,6 +29,7 @@ lint:
 	$(GO) vet ./...
 
 # Benchmarks on the fake primary and in-process, plus the real-MariaDB ones
+# (the snapshot of a 1M-row table against mariadb-dump among them)
 # but the 1 GiB transaction (10 iterations each: a real server is noisier;
 # skipped when mariadbd is missing), and binlog-publish's into a 3-node
 # NATS cluster built from the module. The output ends with one table.
@@ -37,6 +38,7 @@ bench:
 	set -o pipefail; { $(GO) test -run '^$$' -bench . -skip 'BenchmarkReal' -benchmem -count 3 ./... && \
 	  $(GO) test -run '^$$' -bench 'BenchmarkReal(MariaDB|SmallEvents|Resume)' -benchtime 10x -count 3 . && \
 	  $(GO) test -run '^$$' -bench 'BenchmarkReal(DecodeFamilies|TableFilter|TailMixes)' -benchtime 3x -count 2 . && \
+	  $(GO) test -run '^$$' -bench 'BenchmarkRealSnapshot' -benchtime 2x -count 1 . && \
 	  $(GO) test -run '^$$' -bench 'BenchmarkRealReplicate' -benchtime 1x -count 3 ./cmd/binlog-replicate && \
 	  $(GO) test -run '^$$' -bench 'BenchmarkRealPublish' -benchtime 3x -count 2 ./cmd/binlog-publish ; } | $(GO) run ./internal/benchtable
 

@@ -1,6 +1,10 @@
 package binlogstream
 
-import "github.com/binlogstream/binlogstream/internal/snapshot"
+import (
+	"time"
+
+	"github.com/binlogstream/binlogstream/internal/snapshot"
+)
 
 // WithSnapshotSample returns r carrying a snapshot state: two tables, one
 // with a composite boundary key, one still to read.
@@ -18,3 +22,10 @@ func WithSnapshotSample(r ResumePosition) ResumePosition {
 // with no held-back change folded in: the negative control of the
 // snapshot tests.
 func SnapshotNoFold(on bool) { snapNoFold = on }
+
+// SnapshotReadAges calls f with the transaction lifetime of every chunk
+// read taken in (on the Run goroutine) until the returned func is called.
+func SnapshotReadAges(f func(time.Duration)) (undo func()) {
+	snapReadAge = f
+	return func() { snapReadAge = nil }
+}

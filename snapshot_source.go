@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -443,26 +444,67 @@ func (r *syncerChunks) read(q string) (*chunkRead, error) {
 	return res, r.selectRows(q, res)
 }
 
-// selectRows runs the chunk's SELECT q into res.rows.
+// selectRows streams the chunk's SELECT q into res.rows.
 func (r *syncerChunks) selectRows(q string, res *chunkRead) error {
-	rs, err := r.conn.Execute(q)
-	if err != nil {
-		return err
+	var sl chunkSlab
+	var result mysql.Result
+	return r.conn.ExecuteSelectStreaming(q, &result, func(row []mysql.FieldValue) error {
+		res.rows = append(res.rows, sl.row(row, result.Fields))
+		return nil
+	}, nil)
+}
+
+// chunkSlab holds the values of a chunk's rows in a few large
+// allocations rather than several per row: the rows' value slices, and
+// the bytes of their strings (go-mysql reuses a streamed row's memory).
+// Nothing in it is written after its row is made.
+type chunkSlab struct {
+	vals []any
+	text []byte
+}
+
+// slabValues and slabText are the sizes of new slabs.
+const (
+	slabValues = 4096
+	slabText   = 64 << 10
+)
+
+// row converts one streamed row (see fieldRaw).
+func (s *chunkSlab) row(vals []mysql.FieldValue, fields []*mysql.Field) []any {
+	n := len(vals)
+	if cap(s.vals)-len(s.vals) < n {
+		s.vals = make([]any, 0, max(slabValues, n))
 	}
-	res.rows = make([][]any, rs.RowNumber())
-	for i := range res.rows {
-		row := make([]any, rs.ColumnNumber())
-		for j := range row {
-			row[j] = fieldRaw(&rs.Values[i][j], rs.Fields[j])
-		}
-		res.rows[i] = row
+	row := s.vals[len(s.vals) : len(s.vals)+n : len(s.vals)+n]
+	s.vals = s.vals[:len(s.vals)+n]
+	for j := range row {
+		row[j] = s.value(&vals[j], fields[j])
 	}
-	return nil
+	return row
+}
+
+// bytes copies b into the slab.
+func (s *chunkSlab) bytes(b []byte) []byte {
+	if len(b) > slabText/4 {
+		return bytes.Clone(b)
+	}
+	if cap(s.text)-len(s.text) < len(b) {
+		s.text = make([]byte, 0, slabText)
+	}
+	i := len(s.text)
+	s.text = append(s.text, b...)
+	return s.text[i:len(s.text):len(s.text)]
 }
 
 // fieldRaw is a text-protocol value in the form go-mysql's binlog decoder
 // gives for the column (the input of Table.Value).
 func fieldRaw(v *mysql.FieldValue, f *mysql.Field) any {
+	var s chunkSlab
+	return s.value(v, f)
+}
+
+// value is fieldRaw with the value's bytes in the slab.
+func (s *chunkSlab) value(v *mysql.FieldValue, f *mysql.Field) any {
 	switch v.Type {
 	case mysql.FieldValueTypeNull:
 		return nil
@@ -476,22 +518,26 @@ func fieldRaw(v *mysql.FieldValue, f *mysql.Field) any {
 		}
 		return v.AsFloat64()
 	}
-	b := bytes.Clone(v.AsString())
+	raw := v.AsString()
 	switch f.Type {
 	case mysql.MYSQL_TYPE_BIT:
 		var n int64
-		for _, c := range b {
+		for _, c := range raw {
 			n = n<<8 | int64(c)
 		}
 		return n
 	case mysql.MYSQL_TYPE_TINY_BLOB, mysql.MYSQL_TYPE_MEDIUM_BLOB, mysql.MYSQL_TYPE_LONG_BLOB, mysql.MYSQL_TYPE_BLOB,
 		mysql.MYSQL_TYPE_GEOMETRY, mysql.MYSQL_TYPE_JSON:
-		return b
+		return s.bytes(raw)
 	}
 	if f.Charset == 63 && f.Type != mysql.MYSQL_TYPE_NEWDECIMAL && f.Type != mysql.MYSQL_TYPE_DECIMAL && !isTemporalField(f.Type) {
-		return b // BINARY, VARBINARY
+		return s.bytes(raw) // BINARY, VARBINARY
 	}
-	return string(b)
+	if len(raw) == 0 {
+		return ""
+	}
+	b := s.bytes(raw)
+	return unsafe.String(&b[0], len(b)) // the slab's bytes are never written again
 }
 
 func isTemporalField(t byte) bool {

@@ -38,8 +38,11 @@ type SnapshotConfig struct {
 	Readers int
 }
 
-// DefaultChunkRows is SnapshotConfig.ChunkRows when it is 0.
-const DefaultChunkRows = 1024
+// DefaultChunkRows is SnapshotConfig.ChunkRows when it is 0: enough rows
+// that a chunk's round trips and transaction are a small part of its
+// read, few enough that its read view lives for a short SELECT
+// (BenchmarkRealSnapshotStreamCost reports how long).
+const DefaultChunkRows = 8192
 
 func (c *SnapshotConfig) validate() error {
 	if c.ChunkRows < 0 || c.Readers < 0 {
@@ -94,6 +97,7 @@ type snapDriver struct {
 	// pattern: the tables of cfg.Tables to read, by id, sorted.
 	pattern []string
 	tok     string // the state's token part
+	tokBuf  []byte
 	dirty   bool
 
 	gen      uint64 // reads of an older generation are discarded
@@ -101,11 +105,14 @@ type snapDriver struct {
 	results  chan chunkResult
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
-	next     map[string]*chunkResult // the chunk each table attaches next
-	ahead    map[string]*chunkResult // its read-ahead successor
-	inflight map[string]int          // reads not come back
-	cmp      chunkReader             // the Run goroutine's connection for key weights
-	at       Position                // the stream's point; File "" before the dump's first event
+	next     map[string]*chunkResult   // the chunk each table attaches next
+	ahead    map[string][]*chunkResult // its read-ahead successors, in key order
+	inflight map[string]int            // reads not come back
+	// epoch: a table's reads asked before its last discarded chunk are
+	// dropped when they come back.
+	epoch map[string]uint64
+	cmp   chunkReader // the Run goroutine's connection for key weights
+	at    Position    // the stream's point; File "" before the dump's first event
 
 	// needWork: a table may be ready to start, or a chunk to ask for.
 	needWork bool
@@ -144,10 +151,10 @@ func (d *snapDriver) due() bool {
 }
 
 type chunkJob struct {
-	gen   uint64
-	t     *snapTable
-	lo    *snapshot.Key
-	ahead bool
+	gen, epoch uint64
+	t          *snapTable
+	lo         *snapshot.Key
+	ahead      bool
 }
 
 type chunkResult struct {
@@ -165,6 +172,10 @@ func comparePos(a, b snapshot.Pos) int {
 
 // snapNoFold: the tests' negative control (SnapshotNoFold).
 var snapNoFold bool
+
+// snapReadAge, when set, sees each chunk read's transaction lifetime as
+// the read is taken in (the benchmarks' SnapshotReadAges).
+var snapReadAge func(time.Duration)
 
 var snapStateCfg = snapshot.Config{Compare: snapshot.CompareValues, ComparePos: comparePos}
 
@@ -196,7 +207,7 @@ func (s *BinlogStreamer) openSnapshot(ctx context.Context, from ResumePosition) 
 	}
 	d.src, d.meta, d.pattern, d.log = src, map[string]*snapTable{}, nil, s.cfg.Logger
 	d.paused = map[string]bool{}
-	d.next, d.ahead, d.inflight = map[string]*chunkResult{}, map[string]*chunkResult{}, map[string]int{}
+	d.next, d.ahead, d.inflight, d.epoch = map[string]*chunkResult{}, map[string][]*chunkResult{}, map[string]int{}, map[string]uint64{}
 	return d.open(ctx, from)
 }
 
@@ -405,7 +416,8 @@ func (d *snapDriver) reader(ctx context.Context) {
 // token is the state's part of a resume token.
 func (d *snapDriver) token() string {
 	if d.dirty {
-		d.tok, d.dirty = string(d.state.Append(nil)), false
+		d.tokBuf = d.state.Append(d.tokBuf[:0])
+		d.tok, d.dirty = string(d.tokBuf), false
 	}
 	return d.tok
 }
@@ -438,7 +450,7 @@ func (d *snapDriver) ask(ctx context.Context, t *snapTable, lo *snapshot.Key, ah
 	}
 	d.inflight[t.id]++
 	select {
-	case d.work <- chunkJob{gen: d.gen, t: t, lo: lo, ahead: ahead}:
+	case d.work <- chunkJob{gen: d.gen, epoch: d.epoch[t.id], t: t, lo: lo, ahead: ahead}:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -467,10 +479,10 @@ func (d *snapDriver) collect(ctx context.Context, wait time.Duration) error {
 				return nil
 			}
 		}
-		if r.job.gen != d.gen {
+		id := r.job.t.id
+		if r.job.gen != d.gen || r.job.epoch != d.epoch[id] {
 			continue
 		}
-		id := r.job.t.id
 		d.inflight[id]--
 		if r.err != nil {
 			if isNoSuchTable(r.err) {
@@ -488,21 +500,47 @@ func (d *snapDriver) collect(ctx context.Context, wait time.Duration) error {
 		d.stats.Chunks++
 		d.stats.MaxReadAge = max(d.stats.MaxReadAge, r.read.age)
 		d.mu.Unlock()
+		if snapReadAge != nil {
+			snapReadAge(r.read.age)
+		}
 		rr := r
 		rr.chunk = d.chunkOf(&rr)
 		if r.job.ahead {
-			d.ahead[id] = &rr
+			d.ahead[id] = append(d.ahead[id], &rr)
 		} else {
 			d.next[id] = &rr
 		}
-		// Read the next chunk while this one waits for the stream.
-		if last := len(r.read.keys); last == d.cfg.ChunkRows && d.ahead[id] == nil && !r.job.ahead && d.inflight[id] == 0 {
-			hi := r.read.keys[last-1]
-			if err := d.ask(ctx, r.job.t, &hi, true); err != nil {
-				return err
-			}
+		if err := d.readAhead(ctx, id); err != nil {
+			return err
 		}
 	}
+}
+
+// readAheadChunks bounds the chunks read ahead of the one a table
+// attaches next: reads go on while earlier chunks wait for the stream or
+// are delivered, and the memory they hold stays a few chunks.
+const readAheadChunks = 2
+
+// readAhead asks for the chunk after table id's last one read, when that
+// one was full, no read of the table is in flight and fewer than
+// readAheadChunks wait behind its next chunk. Each chunk read ahead is
+// read at its own position and attaches as any other: the state takes
+// it only once the boundary is its low key and the stream has reached
+// its position.
+func (d *snapDriver) readAhead(ctx context.Context, id string) error {
+	q := d.ahead[id]
+	if d.inflight[id] > 0 || len(q) >= readAheadChunks {
+		return nil
+	}
+	last := d.next[id]
+	if len(q) > 0 {
+		last = q[len(q)-1]
+	}
+	if last == nil || len(last.read.keys) < d.cfg.ChunkRows {
+		return nil
+	}
+	hi := last.read.keys[len(last.read.keys)-1]
+	return d.ask(ctx, last.job.t, &hi, true)
 }
 
 // chunkOf is the state's view of a read.
@@ -600,10 +638,12 @@ func (s *BinlogStreamer) attachTable(ctx context.Context, listeners []Listener, 
 	for {
 		r := d.next[id]
 		if r == nil {
-			if r = d.ahead[id]; r == nil {
+			q := d.ahead[id]
+			if len(q) == 0 {
 				break
 			}
-			d.next[id], d.ahead[id] = r, nil
+			r, d.ahead[id] = q[0], q[1:]
+			d.next[id] = r
 			r.job.ahead = false
 		}
 		c := r.chunk
@@ -619,7 +659,11 @@ func (s *BinlogStreamer) attachTable(ctx context.Context, listeners []Listener, 
 		delete(d.next, id)
 		d.needWork = true
 		if o == snapshot.Discard {
+			// The chunks read ahead start from this one's keys, and
+			// so do the reads in flight: drop them all.
 			delete(d.ahead, id)
+			d.epoch[id]++
+			d.inflight[id] = 0
 			d.mu.Lock()
 			d.stats.Rereads++
 			d.mu.Unlock()
@@ -629,17 +673,20 @@ func (s *BinlogStreamer) attachTable(ctx context.Context, listeners []Listener, 
 			return err
 		}
 	}
-	if _, active := d.state.Active(id); active && d.next[id] == nil && d.ahead[id] == nil && d.inflight[id] == 0 {
+	if _, active := d.state.Active(id); active && d.next[id] == nil && len(d.ahead[id]) == 0 && d.inflight[id] == 0 {
 		bound, _ := d.state.Active(id)
 		return d.ask(ctx, d.meta[id], bound, false)
 	}
-	return nil
+	return d.readAhead(ctx, id)
 }
 
 // deliverChunk delivers a ready chunk's rows, each with the token whose
 // boundary is its key, the last with the chunk finished.
 func (s *BinlogStreamer) deliverChunk(ctx context.Context, listeners []Listener, t *snapTable, c *snapshot.Chunk, rows []snapshot.Row) error {
 	d := s.snap
+	// The rows' events in two allocations per chunk, one header shared.
+	hdr := &replication.EventHeader{EventType: replication.UNKNOWN_EVENT}
+	bes, reads := make([]replication.BinlogEvent, len(rows)), make([]SnapshotRead, len(rows))
 	for i, row := range rows {
 		d.state.Delivered(t.id, row.Key)
 		if i == len(rows)-1 {
@@ -650,8 +697,9 @@ func (s *BinlogStreamer) deliverChunk(ctx context.Context, listeners []Listener,
 		before := s.ResumePosition()
 		r := before
 		r.snap = d.token()
-		be := &replication.BinlogEvent{Header: &replication.EventHeader{EventType: replication.UNKNOWN_EVENT},
-			Event: &SnapshotRead{Row: row.Data.([]any)}}
+		reads[i].Row = row.Data.([]any)
+		be := &bes[i]
+		be.Header, be.Event = hdr, &reads[i]
 		ev := Event{BinlogEvent: be, Start: d.at, End: d.at, Resume: r, before: before, Table: t.table}
 		if err := ctx.Err(); err != nil {
 			return err

@@ -100,6 +100,9 @@ type options struct {
 	NoSnapshot    bool
 	// Snapshot: read the rows of the selected tables while streaming.
 	Snapshot bool
+	// SnapshotReaders and SnapshotChunkRows are SnapshotConfig's Readers
+	// and ChunkRows (0: the library's defaults).
+	SnapshotReaders, SnapshotChunkRows uint
 	// CPUProfile, when set, is where a CPU profile of the run goes.
 	CPUProfile string
 	Demo       bool
@@ -183,6 +186,8 @@ func newFlagSet(o *options, raw *rawFlags, stderr io.Writer) *flag.FlagSet {
 	})
 	fs.BoolVar(&o.Snapshot, "snapshot", false, "also read the rows the tables --tables selects (all tables without it) already hold, while streaming: "+
 		"one read line per row, in key chunks each read in its own short transaction (MariaDB); every change of a row comes after its read line")
+	fs.UintVar(&o.SnapshotReaders, "snapshot-readers", 0, "--snapshot: chunk reads at once, one connection each (0: the library's default)")
+	fs.UintVar(&o.SnapshotChunkRows, "snapshot-chunk-rows", 0, "--snapshot: rows per chunk read (0: the library's default)")
 	fs.BoolVar(&o.Quiet, "quiet", false, "no progress lines or warnings on stderr")
 	fs.BoolVar(&o.NoSnapshot, "no-schema-snapshot", false, "do not read information_schema for tables created before the stream (their rows are\n"+
 		"positional unless binlog_row_metadata=FULL); the snapshot needs SELECT on them")
@@ -576,7 +581,7 @@ func newTailConfig(ctx context.Context, o options, rec recovered, dir *binlogstr
 		if pats == nil {
 			pats, _ = binlogstream.ParseTablePatterns("*.*")
 		}
-		cfg.Snapshot = &binlogstream.SnapshotConfig{Tables: pats}
+		cfg.Snapshot = &binlogstream.SnapshotConfig{Tables: pats, Readers: int(o.SnapshotReaders), ChunkRows: int(o.SnapshotChunkRows)}
 	}
 	if o.GTID {
 		if err := setGTIDRange(ctx, o, rec, prober, info, &cfg); err != nil {

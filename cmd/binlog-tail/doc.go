@@ -6,7 +6,8 @@
 //
 //	binlog-tail --dsn 'USER@tcp(HOST:PORT)/' [--password-file FILE] --out FILE
 //	    [--start oldest|current|FILE:POS] [--stop-at-current]
-//	    [--tables PATTERNS] [--snapshot] [--server-id N] [--flavor mysql|mariadb]
+//	    [--tables PATTERNS] [--snapshot] [--snapshot-readers N]
+//	    [--snapshot-chunk-rows N] [--server-id N] [--flavor mysql|mariadb]
 //	    [--no-schema-snapshot] [--quiet] [--cpuprofile FILE]
 //	binlog-tail --dsn DSN --out FILE --gtid [--failover-to DSN]...
 //	    [--start oldest|current|GTID_SET] [--stop-at-current] [...]
@@ -70,6 +71,8 @@
 //     chunk in one short consistent-snapshot transaction (MariaDB; see
 //     binlogstream.SnapshotConfig); a row's changes all come after its read
 //     line. --stop-at-current also waits for every table to be read.
+//     --snapshot-readers N and --snapshot-chunk-rows N set how many chunk
+//     reads run at once and the rows per chunk (0: the library's defaults).
 //   - --password-file FILE: the password of every DSN (--dsn,
 //     --failover-to) written without one, from FILE's first line; FILE
 //     must give group and others no access (chmod 600). Without it the

@@ -98,6 +98,9 @@ type State struct {
 	// cursor is the last table started from the caller's patterns, in name
 	// order: every pattern table that sorts after it is still to start.
 	cursor string
+	// names is Append's scratch list of the tables it writes: a token
+	// is made for every row delivered.
+	names []string
 }
 
 type status uint8

@@ -50,7 +50,7 @@ type SavedTable struct {
 
 // Append appends the encoding of s's progress to b.
 func (s *State) Append(b []byte) []byte {
-	names := make([]string, 0, len(s.tables))
+	names := s.names[:0]
 	for n, t := range s.tables {
 		if t.status != done || n > s.cursor {
 			names = append(names, n)
@@ -76,6 +76,7 @@ func (s *State) Append(b []byte) []byte {
 			}
 		}
 	}
+	s.names = names[:0]
 	return b
 }
 
