@@ -102,6 +102,21 @@ func keyToken(s string) string {
 	return b.String()
 }
 
+// validKey reports whether key is a KV key: [-/_=.a-zA-Z0-9], not
+// starting or ending with ".".
+func validKey(key string) bool {
+	if key == "" || key[0] == '.' || key[len(key)-1] == '.' {
+		return false
+	}
+	for i := range len(key) {
+		c := key[i]
+		if !(c == '-' || c == '/' || c == '_' || c == '=' || c == '.' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
 // AcquireLease opens (or creates) the bucket and waits until it holds
 // the key: it creates the key, which succeeds only when no publisher
 // holds it (absent, expired or released), and otherwise tries again
@@ -118,6 +133,9 @@ func AcquireLease(ctx context.Context, cfg LeaseConfig) (*Lease, error) {
 		l := logrus.New()
 		l.SetOutput(discard{})
 		cfg.Logger = l
+	}
+	if !validKey(cfg.Key) {
+		return nil, fmt.Errorf("lease key %q: want letters, digits and -/_=. (not starting or ending with .)", cfg.Key)
 	}
 	host, _ := os.Hostname()
 	id := nuid.Next()

@@ -276,6 +276,7 @@ func TestLeaseKey(t *testing.T) {
 	for _, c := range [][2]string{{"BINLOG", ""}, {"BINLOG", "binlog"}, {"BINLOG", "a=b"}, {"BINLOG", "a%3Db"}, {"S1", "p.q"}, {"S1.p", "q"}, {"é", "_"}, {"", ""}} {
 		k := LeaseKey(c[0], c[1])
 		assert.Regexp(t, valid, k, "%q", c)
+		assert.True(t, validKey(k), "%q", c)
 		if prev, ok := seen[k]; ok && prev != c[0]+"\x00"+c[1] && c[1] != "" && c[1] != DefaultPrefix {
 			t.Errorf("%q and %q share the key %s", prev, c, k)
 		}
@@ -283,4 +284,9 @@ func TestLeaseKey(t *testing.T) {
 	}
 	assert.Equal(t, "BINLOG.binlog", LeaseKey("BINLOG", ""))
 	assert.Equal(t, "S1.p=2Eq", LeaseKey("S1", "p.q"))
+	for _, k := range []string{"", ".a", "a.", "a b", "a*", "a>", "é"} {
+		assert.False(t, validKey(k), "%q", k)
+	}
+	_, err := AcquireLease(t.Context(), LeaseConfig{Key: "a b"})
+	assert.ErrorContains(t, err, `lease key "a b"`)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/binlogstream/binlogstream/publish"
 	th "github.com/binlogstream/binlogstream/testhelpers"
 	"github.com/binlogstream/binlogstream/testhelpers/mariadb"
 	natstest "github.com/binlogstream/binlogstream/testhelpers/nats"
@@ -299,4 +300,20 @@ func TestNegativeControlZombieUnguarded(t *testing.T) {
 	diff := natstest.Diff(reference(t, s, start), natstest.Payloads(t, js, "U"))
 	require.Regexp(t, `\([1-9][0-9]* duplicated`, diff, "an unguarded zombie must leave duplicates")
 	t.Logf("negative control: %s", diff)
+}
+
+// TestLeaseFlags: without the flags there is no lease; --lease-key
+// implies --lease.
+func TestLeaseFlags(t *testing.T) {
+	base := []string{"--dsn", "u@tcp(127.0.0.1:3306)/", "--nats", "nats://127.0.0.1:4222", "--stream", "S"}
+	var stderr bytes.Buffer
+	o, err := parseFlags(base, &stderr)
+	require.NoError(t, err)
+	assert.False(t, o.Lease.on)
+	o, err = parseFlags(append(base, "--lease-key", "src-1", "--lease-ttl", "3s"), &stderr)
+	require.NoError(t, err)
+	assert.Equal(t, leaseFlags{on: true, key: "src-1", ttl: 3 * time.Second}, o.Lease)
+	o, err = parseFlags(append(base, "--lease"), &stderr)
+	require.NoError(t, err)
+	assert.Equal(t, leaseFlags{on: true, ttl: publish.DefaultLeaseTTL}, o.Lease)
 }
