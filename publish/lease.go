@@ -68,11 +68,12 @@ type Lease struct {
 	mu    sync.Mutex
 	state leaseState
 
-	lost    chan struct{} // closed when the lease is lost or released
-	stop    chan struct{} // closed by Release
-	done    chan struct{} // closed when the renewing goroutine ends
-	once    sync.Once
-	changes atomic.Uint64
+	lost     chan struct{} // closed when the lease is lost or released
+	stop     chan struct{} // closed by Release
+	done     chan struct{} // closed when the renewing goroutine ends
+	once     sync.Once     // closes lost
+	stopOnce sync.Once     // closes stop
+	changes  atomic.Uint64
 }
 
 // LeaseKey is the default lease key of a publisher of stream under
@@ -318,12 +319,11 @@ func (l *Lease) TTL() time.Duration { return l.cfg.TTL }
 // Release stops renewing and deletes the key if this lease still holds
 // it, so that a standby takes over without waiting for the TTL.
 func (l *Lease) Release(ctx context.Context) error {
-	select {
-	case <-l.stop:
+	first := false
+	l.stopOnce.Do(func() { first = true; close(l.stop) })
+	if !first {
 		return nil
-	default:
 	}
-	close(l.stop)
 	<-l.done
 	l.mu.Lock()
 	held := l.state.check(time.Now()) == nil
