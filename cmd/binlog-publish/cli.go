@@ -27,6 +27,7 @@ const defaultServerID = 0x424C50
 
 const usageText = `usage: binlog-publish --dsn DSN --nats URL[,URL...] --stream NAME
                       [--subject-prefix P] [--gtid] [--start ...] [--stop-at-current] [--tables ...]
+                      [--lease [--lease-key KEY] [--lease-ttl D]]
 
 Publishes the binlog of a MySQL or MariaDB server (binlog_format=ROW) into the
 JetStream stream NAME, one message per line binlog-tail writes (the payload is
@@ -50,6 +51,7 @@ type options struct {
 	Tables        binlogstream.TablePatterns
 	ServerID      uint
 	Quiet         bool
+	Lease         leaseFlags
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -71,6 +73,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	})
 	fs.UintVar(&o.ServerID, "server-id", defaultServerID, "replica server id to register with")
 	fs.BoolVar(&o.Quiet, "quiet", false, "no warnings on stderr")
+	o.Lease.register(fs)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), usageText)
 		fs.PrintDefaults()
@@ -126,7 +129,12 @@ func run(ctx context.Context, o options, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	pub, err := publish.Open(ctx, publish.Config{JetStream: js, Stream: o.Stream, Prefix: o.Prefix, Tables: o.Tables, Logger: logger})
+	lease, release, err := o.holdLease(ctx, js, logger)
+	if err != nil || ctx.Err() != nil {
+		return err // a signal while waiting for the lease is a stop
+	}
+	defer release()
+	pub, err := publish.Open(ctx, publish.Config{JetStream: js, Stream: o.Stream, Prefix: o.Prefix, Tables: o.Tables, Logger: logger, Lease: lease})
 	if err != nil {
 		return err
 	}
@@ -149,7 +157,7 @@ func run(ctx context.Context, o options, stderr io.Writer) error {
 		}
 		pub.StartAt(from)
 	}
-	return stream(ctx, o, pub, src, st, logger)
+	return whileHeld(ctx, lease, func(ctx context.Context) error { return stream(ctx, o, pub, src, st, logger) })
 }
 
 // stream runs the streamer from the publisher's position into it.
