@@ -157,12 +157,19 @@ func run(ctx context.Context, o options, stderr io.Writer) error {
 		}
 		pub.StartAt(from)
 	}
-	return whileHeld(ctx, lease, func(ctx context.Context) error { return stream(ctx, o, pub, src, st, logger) })
+	// The schema history lives in JetStream too: a restart anywhere reads
+	// it back rather than taking a new information_schema snapshot.
+	history, err := publish.OpenSchemaStore(ctx, js, o.Stream, o.Prefix, 0, 0)
+	if err != nil {
+		return err
+	}
+	return whileHeld(ctx, lease, func(ctx context.Context) error { return stream(ctx, o, pub, src, st, history, logger) })
 }
 
 // stream runs the streamer from the publisher's position into it.
-func stream(ctx context.Context, o options, pub *publish.Publisher, src binlogstream.Source, st binlogstream.ServerState, logger logrus.FieldLogger) error {
-	schema := &binlogstream.SchemaConfig{Snapshot: true}
+func stream(ctx context.Context, o options, pub *publish.Publisher, src binlogstream.Source, st binlogstream.ServerState,
+	history binlogstream.SchemaStore, logger logrus.FieldLogger) error {
+	schema := &binlogstream.SchemaConfig{Snapshot: true, Store: history}
 	var progress time.Duration
 	if o.Tables != nil {
 		progress = time.Second
