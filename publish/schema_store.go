@@ -57,7 +57,9 @@ const partBytes = 512 << 10
 func SchemaStreamName(stream string) string { return stream + "_schema" }
 
 // SchemaSubject is the subject of the schema history of stream and prefix.
-func SchemaSubject(stream, prefix string) string { return "binlogstream_schema." + stream + "." + prefix }
+func SchemaSubject(stream, prefix string) string {
+	return "binlogstream_schema." + stream + "." + prefix
+}
 
 // OpenSchemaStore uses or creates the schema history stream of stream
 // (SchemaStreamName) with replicas replicas (0: min(3, the servers the
