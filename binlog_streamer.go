@@ -884,6 +884,10 @@ type eventTracker interface {
 	observe(ev *replication.BinlogEvent, d *decision) error
 }
 
+// Source is the source the streamer reads: Config.Source, or after a
+// failover the candidate it moved to.
+func (s *BinlogStreamer) Source() Source { return s.source() }
+
 func (s *BinlogStreamer) source() Source {
 	s.mu.Lock()
 	defer s.mu.Unlock()
