@@ -51,7 +51,9 @@ func (l lister) OpenGTID(context.Context, mysql.GTIDSet) (binlogstream.Stream, e
 	return nil, errors.New("not a server")
 }
 
-func (l lister) BinaryLogFiles(context.Context) ([]binlogstream.BinaryLogFile, error) { return l.files, l.err }
+func (l lister) BinaryLogFiles(context.Context) ([]binlogstream.BinaryLogFile, error) {
+	return l.files, l.err
+}
 
 func scrape(t *testing.T, m *metrics.Metrics) metricstest.Scrape {
 	t.Helper()
