@@ -18,6 +18,7 @@ import (
 
 	"github.com/binlogstream/binlogstream"
 	"github.com/binlogstream/binlogstream/internal/clikit"
+	"github.com/binlogstream/binlogstream/internal/metrics"
 	"github.com/binlogstream/binlogstream/publish"
 )
 
@@ -27,6 +28,7 @@ const defaultServerID = 0x424C50
 
 const usageText = `usage: binlog-publish --dsn DSN --nats URL[,URL...] --stream NAME
                       [--subject-prefix P] [--gtid] [--start ...] [--stop-at-current] [--tables ...]
+                      [--metrics ADDR]
 
 Publishes the binlog of a MySQL or MariaDB server (binlog_format=ROW) into the
 JetStream stream NAME, one message per line binlog-tail writes (the payload is
@@ -50,6 +52,7 @@ type options struct {
 	Tables        binlogstream.TablePatterns
 	ServerID      uint
 	Quiet         bool
+	Metrics       string
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -71,6 +74,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	})
 	fs.UintVar(&o.ServerID, "server-id", defaultServerID, "replica server id to register with")
 	fs.BoolVar(&o.Quiet, "quiet", false, "no warnings on stderr")
+	fs.StringVar(&o.Metrics, "metrics", "", "serve Prometheus metrics at http://`ADDR`/metrics (HOST:PORT; see docs/metrics.md)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), usageText)
 		fs.PrintDefaults()
@@ -117,6 +121,10 @@ func cli(ctx context.Context, args []string, stderr io.Writer) int {
 // run publishes until a signal, --stop-at-current's target or an error.
 func run(ctx context.Context, o options, stderr io.Writer) error {
 	logger := clikit.NewLogger(stderr, o.Quiet)
+	m, err := serveMetrics(ctx, o.Metrics, logger, stderr, o.Quiet)
+	if err != nil {
+		return err
+	}
 	nc, err := nats.Connect(o.NATS, nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond))
 	if err != nil {
 		return fmt.Errorf("--nats: %w", err)
@@ -149,11 +157,12 @@ func run(ctx context.Context, o options, stderr io.Writer) error {
 		}
 		pub.StartAt(from)
 	}
-	return stream(ctx, o, pub, src, st, logger)
+	return stream(ctx, o, pub, src, st, logger, m)
 }
 
 // stream runs the streamer from the publisher's position into it.
-func stream(ctx context.Context, o options, pub *publish.Publisher, src binlogstream.Source, st binlogstream.ServerState, logger logrus.FieldLogger) error {
+func stream(ctx context.Context, o options, pub *publish.Publisher, src binlogstream.Source, st binlogstream.ServerState, logger logrus.FieldLogger,
+	m *metrics.Metrics) error {
 	schema := &binlogstream.SchemaConfig{Snapshot: true}
 	var progress time.Duration
 	if o.Tables != nil {
@@ -192,6 +201,10 @@ func stream(ctx context.Context, o options, pub *publish.Publisher, src binlogst
 		}
 		return nil
 	})
+	if m != nil {
+		m.SetStreamer(s)
+		s.AddListener(m.CountRows)
+	}
 	if !target.IsZero() && pub.From().Rows == 0 && pub.From().Streamed.Compare(target) >= 0 {
 		return nil // published up to the target already
 	}

@@ -4,11 +4,16 @@
 package metricstest
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"regexp"
+	"sync"
+	"testing"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -82,4 +87,78 @@ func URL(log string) string {
 		return m[1]
 	}
 	return ""
+}
+
+// Log is an io.Writer for a command's stderr that tests read while the
+// command writes it.
+type Log struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *Log) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *Log) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// WaitURL waits up to 30 seconds for the /metrics URL in log.
+func WaitURL(t testing.TB, log *Log) string {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if u := URL(log.String()); u != "" {
+			return u
+		}
+	}
+	t.Fatalf("no metrics URL in the log:\n%s", log.String())
+	return ""
+}
+
+// MustGet scrapes url, failing t on an error.
+func MustGet(t testing.TB, url string) Scrape {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := Get(ctx, url)
+	if err != nil {
+		t.Fatalf("scrape: %v", err)
+	}
+	return s
+}
+
+// Position is binlogstream_position_offset's file and offset; "" when
+// absent.
+func (s Scrape) Position() (file string, offset float64) {
+	v, _ := s.Value("binlogstream_position_offset")
+	return s.Label("binlogstream_position_offset", "file"), v
+}
+
+// CheckStep checks what must hold from one scrape of a running stream
+// to the next: the counters never go down, the position never goes
+// back, the lags are finite and not negative.
+func CheckStep(t testing.TB, prev, cur Scrape) {
+	t.Helper()
+	for _, name := range []string{"binlogstream_rows_total", "binlogstream_events_total", "binlogstream_reconnects_total", "binlogstream_errors_total"} {
+		p, _ := prev.Value(name)
+		c, ok := cur.Value(name)
+		if !ok || c < p {
+			t.Errorf("%s went from %v to %v (present: %v)", name, p, c, ok)
+		}
+	}
+	pf, po := prev.Position()
+	cf, co := cur.Position()
+	if cf < pf || cf == pf && co < po {
+		t.Errorf("the position went back from %s:%v to %s:%v", pf, po, cf, co)
+	}
+	for _, name := range []string{"binlogstream_lag_seconds", "binlogstream_lag_bytes"} {
+		if v, ok := cur.Value(name); ok && (v < 0 || math.IsInf(v, 0) || math.IsNaN(v)) {
+			t.Errorf("%s = %v", name, v)
+		}
+	}
 }
