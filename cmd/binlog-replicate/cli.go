@@ -22,6 +22,7 @@ type options struct {
 	serverID        uint
 	gtid            bool
 	stateDB, name   string
+	metrics         string
 	batch, chunk    int
 	interval        time.Duration
 	heartbeat       time.Duration
@@ -90,6 +91,7 @@ func newFlagSet(o *options, raw *rawFlags, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.stopAtCurrent, "stop-at-current", false, "exit once everything the source had written at start-up is applied")
 	fs.BoolVar(&o.quiet, "quiet", false, "log warnings and errors only")
 	fs.BoolVar(&o.snapOnly, "snapshot-only", false, "exit after the snapshot")
+	fs.StringVar(&o.metrics, "metrics", "", "serve Prometheus metrics at http://`ADDR`/metrics (HOST:PORT; see docs/metrics.md)")
 	return fs
 }
 
@@ -199,6 +201,10 @@ func cli(ctx context.Context, args []string, stderr io.Writer) int {
 
 // replicate runs the snapshot (unless done), then streams until ctx ends.
 func replicate(ctx context.Context, log *logrus.Logger, o *options) error {
+	m, err := serveMetrics(ctx, o.metrics, log)
+	if err != nil {
+		return err
+	}
 	tgt, err := openTarget(ctx, o.target, o.stateDB, o.name)
 	if err != nil {
 		return err
@@ -268,6 +274,10 @@ func replicate(ctx context.Context, log *logrus.Logger, o *options) error {
 	}
 	defer s.Close()
 	s.AddListener(a.listen)
+	if m != nil {
+		m.SetStreamer(s)
+		s.AddListener(m.CountRows)
+	}
 	if o.stopAtCurrent {
 		if _, err := s.StopAtCurrent(ctx); err != nil {
 			return err

@@ -69,7 +69,7 @@ var (
 	descLagBytes = prometheus.NewDesc("binlogstream_lag_bytes",
 		"Binlog bytes the source holds after the position (SHOW BINARY LOGS at the scrape); absent when unknown.", nil, nil)
 	descPosition = prometheus.NewDesc("binlogstream_position_offset",
-		"Offset in the binlog file (label file) after the last acknowledged event.", []string{"file"}, nil)
+		"Offset in the binlog file (label file) after the last acknowledged event, on the server it came from.", []string{"file"}, nil)
 	descGTID = prometheus.NewDesc("binlogstream_position_gtid_info",
 		"GTID mode: the set of transactions delivered whole, in the label executed.", []string{"executed"}, nil)
 )
@@ -218,7 +218,10 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	if pos := st.Position; pos.IsGTID() {
 		gauge(descGTID, 1, pos.Executed)
 	}
-	at := st.Position.Streamed
+	at := st.At
+	if at.File == "" {
+		at = st.Position.Streamed // before the first event: the start's
+	}
 	if at.File == "" {
 		return // a GTID-mode start before its first event
 	}

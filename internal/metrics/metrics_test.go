@@ -124,10 +124,11 @@ func TestMetricsReadTheStreamerAndWhatIsFed(t *testing.T) {
 	assert.NotContains(t, s, "binlogstream_position_gtid_info", "file mode")
 
 	// The next scrape reads the streamer again: a new file replaces the
-	// old series, GTID mode adds the set.
+	// old series, GTID mode adds the set, and the position is At, the
+	// last event's end.
 	f.mu.Lock()
-	f.st.Position = binlogstream.ResumePosition{Flavor: "mariadb", Executed: "0-1-77",
-		Streamed: binlogstream.Position{File: "b.000003", Offset: 300}}
+	f.st.Position = binlogstream.ResumePosition{Flavor: "mariadb", Executed: "0-1-77"} // no file in GTID mode
+	f.st.At = binlogstream.Position{File: "b.000003", Offset: 300}
 	f.mu.Unlock()
 	leases = 3
 	s = scrape(t, m)
