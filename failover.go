@@ -252,7 +252,7 @@ func (s *BinlogStreamer) failover(ctx context.Context, cause error) (Source, err
 				return nil, ctx.Err()
 			}
 			if err != nil {
-				log.WithFields(logrus.Fields{"candidate": c.Name, "attempt": attempt, logrus.ErrorKey: err}).Warn("failover candidate refused")
+				log.WithFields(logrus.Fields{"candidate": c.Name, "attempt": attempt}).Warn(err.Error())
 				refused = append(refused, err)
 				continue
 			}

@@ -59,7 +59,7 @@ var (
 	descLeaseChanges = prometheus.NewDesc("binlogstream_lease_changes_total",
 		"Times this process took or lost the source's lease.", nil, nil)
 	descErrors = prometheus.NewDesc("binlogstream_errors_total",
-		"Errors logged: lost connections, refused failover candidates, retried publishes, the error that ended the run.", nil, nil)
+		"Errors logged: warnings with an error (lost connections, retried publishes) and errors.", nil, nil)
 	descLastError = prometheus.NewDesc("binlogstream_last_error_info",
 		"The last error logged, in the label message; absent before the first.", []string{"message"}, nil)
 	descLastErrorTime = prometheus.NewDesc("binlogstream_last_error_timestamp_seconds",
