@@ -67,6 +67,10 @@ type snapTable struct {
 	index string   // the key's index name
 	// query parts: the select list and the ORDER BY.
 	selectList, orderBy string
+	// hidden is how many of table.Columns, at the end, are MariaDB's long
+	// unique key hashes: in the row image, not selectable, so a read row
+	// has them Absent.
+	hidden int
 }
 
 // keyCmp says how a key column's values compare in Go.
@@ -91,11 +95,6 @@ func newSnapTable(st SnapshotTable) (*snapTable, error) {
 	}
 	t := &snapTable{id: id, table: &Table{Schema: st.Schema, Name: st.Name, Columns: st.Columns, Source: SchemaFromHistory}}
 	cols, index := st.PrimaryKey, "PRIMARY"
-	for _, k := range st.UniqueKeys {
-		if k.Hash {
-			return nil, fmt.Errorf("binlogstream: snapshot of %s: a long UNIQUE key (%s) adds a hidden column to the row image; not supported", quoteName(st.Schema, st.Name), k.Name)
-		}
-	}
 	if len(cols) == 0 {
 	keys:
 		for _, k := range st.UniqueKeys {
@@ -130,6 +129,15 @@ func newSnapTable(st SnapshotTable) (*snapTable, error) {
 	}
 	if index == "PRIMARY" {
 		t.table.PrimaryKey = slices.Clone(t.key)
+	}
+	// The row image ends with a hidden hash column per long unique key, as
+	// the schema history's tables do.
+	t.table.Columns = slices.Clip(st.Columns)
+	for _, k := range st.UniqueKeys {
+		if k.Hash {
+			t.hidden++
+			t.table.Columns = append(t.table.Columns, schema.HashColumn(t.hidden))
+		}
 	}
 	t.index, t.selectList, t.orderBy = index, strings.Join(sel, ", "), strings.Join(order, ", ")
 	return t, nil
@@ -407,7 +415,7 @@ func (r *syncerChunks) readChunk(t *snapTable, after []any, n int) (*chunkRead, 
 	if _, err := r.conn.Execute("START TRANSACTION WITH CONSISTENT SNAPSHOT"); err != nil {
 		return nil, fmt.Errorf("binlogstream: snapshot of %s: %w", t.id, err)
 	}
-	res, err := r.read(q)
+	res, err := r.read(q, t.hidden)
 	if _, cerr := r.conn.Execute("COMMIT"); err == nil && cerr != nil {
 		err = cerr
 	}
@@ -422,7 +430,7 @@ func (r *syncerChunks) readChunk(t *snapTable, after []any, n int) (*chunkRead, 
 }
 
 // read runs the status query and the SELECT inside the transaction.
-func (r *syncerChunks) read(q string) (*chunkRead, error) {
+func (r *syncerChunks) read(q string, hidden int) (*chunkRead, error) {
 	st, err := r.conn.Execute("SHOW STATUS LIKE 'binlog_snapshot_%'")
 	if err != nil {
 		return nil, err
@@ -441,15 +449,15 @@ func (r *syncerChunks) read(q string) (*chunkRead, error) {
 	if res.at.File == "" {
 		return nil, errors.New("the server reports no Binlog_snapshot_file (not MariaDB, or log_bin=OFF)")
 	}
-	return res, r.selectRows(q, res)
+	return res, r.selectRows(q, res, hidden)
 }
 
 // selectRows streams the chunk's SELECT q into res.rows.
-func (r *syncerChunks) selectRows(q string, res *chunkRead) error {
+func (r *syncerChunks) selectRows(q string, res *chunkRead, hidden int) error {
 	var sl chunkSlab
 	var result mysql.Result
 	return r.conn.ExecuteSelectStreaming(q, &result, func(row []mysql.FieldValue) error {
-		res.rows = append(res.rows, sl.row(row, result.Fields))
+		res.rows = append(res.rows, sl.row(row, result.Fields, hidden))
 		return nil
 	}, nil)
 }
@@ -469,16 +477,20 @@ const (
 	slabText   = 64 << 10
 )
 
-// row converts one streamed row (see fieldRaw).
-func (s *chunkSlab) row(vals []mysql.FieldValue, fields []*mysql.Field) []any {
-	n := len(vals)
+// row converts one streamed row (see fieldRaw), followed by hidden
+// Absent values.
+func (s *chunkSlab) row(vals []mysql.FieldValue, fields []*mysql.Field, hidden int) []any {
+	n := len(vals) + hidden
 	if cap(s.vals)-len(s.vals) < n {
 		s.vals = make([]any, 0, max(slabValues, n))
 	}
 	row := s.vals[len(s.vals) : len(s.vals)+n : len(s.vals)+n]
 	s.vals = s.vals[:len(s.vals)+n]
-	for j := range row {
+	for j := range vals {
 		row[j] = s.value(&vals[j], fields[j])
+	}
+	for j := len(vals); j < n; j++ {
+		row[j] = Absent
 	}
 	return row
 }

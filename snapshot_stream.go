@@ -62,8 +62,13 @@ func (c *SnapshotConfig) validate() error {
 // the server means them, through Event.Table). Its Header has EventType
 // UNKNOWN_EVENT; Start and End are the stream's position it was delivered
 // at. Every row change of its key that the stream delivers comes after it.
+//
+// A chunk's rows are delivered back to back, and ChunkEnd marks the last
+// one: a consumer that commits its sink at ChunkEnd holds whole chunks per
+// commit (an empty chunk delivers no row and so no ChunkEnd).
 type SnapshotRead struct {
-	Row []any
+	Row      []any
+	ChunkEnd bool
 }
 
 // Dump writes a line for go-mysql's Dump convention.
@@ -698,6 +703,7 @@ func (s *BinlogStreamer) deliverChunk(ctx context.Context, listeners []Listener,
 		r := before
 		r.snap = d.token()
 		reads[i].Row = row.Data.([]any)
+		reads[i].ChunkEnd = i == len(rows)-1
 		be := &bes[i]
 		be.Header, be.Event = hdr, &reads[i]
 		ev := Event{BinlogEvent: be, Start: d.at, End: d.at, Resume: r, before: before, Table: t.table}
@@ -990,6 +996,11 @@ func (r ResumePosition) SnapshotPending() bool {
 	}
 	return false
 }
+
+// HasSnapshot reports whether r records a snapshot, finished or not: a
+// Run started from it with Config.Snapshot continues that snapshot, and
+// one started from a position without a snapshot begins a new one.
+func (r ResumePosition) HasSnapshot() bool { return r.snap != "" }
 
 // stampSnapshot puts the snapshot's state into a position the streamer
 // hands out.

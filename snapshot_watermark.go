@@ -97,7 +97,7 @@ func (r *watermarkChunks) readChunk(t *snapTable, after []any, n int) (*chunkRea
 		q += " LOCK IN SHARE MODE"
 	}
 	for attempt := 1; ; attempt++ {
-		res, err := r.once(q)
+		res, err := r.once(q, t.hidden)
 		if err == nil {
 			if err := r.keys(t, res); err != nil {
 				return nil, err
@@ -116,7 +116,7 @@ func (r *watermarkChunks) readChunk(t *snapTable, after []any, n int) (*chunkRea
 }
 
 // once reads one chunk between its watermarks.
-func (r *watermarkChunks) once(q string) (*chunkRead, error) {
+func (r *watermarkChunks) once(q string, hidden int) (*chunkRead, error) {
 	low, err := r.position()
 	if err != nil {
 		return nil, err
@@ -126,7 +126,7 @@ func (r *watermarkChunks) once(q string) (*chunkRead, error) {
 	if _, err := r.conn.Execute("START TRANSACTION"); err != nil {
 		return nil, err
 	}
-	if err := r.selectRows(q, res); err != nil {
+	if err := r.selectRows(q, res, hidden); err != nil {
 		_, _ = r.conn.Execute("ROLLBACK")
 		return nil, err
 	}

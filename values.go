@@ -107,7 +107,7 @@ func (e *Event) RowValues(i int) []any {
 //
 // A value of an unknown column type is returned as go-mysql decoded it.
 func (t *Table) Value(i int, raw any) any {
-	if raw == nil || t == nil || i < 0 || i >= len(t.Columns) {
+	if raw == nil || raw == Absent || t == nil || i < 0 || i >= len(t.Columns) {
 		return raw
 	}
 	// A value that needs no change is returned as raw, the same interface:

@@ -20,6 +20,13 @@
 // headers TxnHeader, TxnIndexHeader and TxnCountHeader on every message,
 // so that a consumer can tell when it holds the whole transaction.
 //
+// A Lease (AcquireLease) lets standby publishers share a source: a key
+// in a KV bucket with a TTL, held and renewed by one publisher, taken
+// by a waiting one once it expires or is released. A Publisher with
+// Config.Lease publishes only while it holds it; the expected last
+// sequence keeps the stream exact when a lease ends under a publisher
+// that is paused.
+//
 // Subjects are PREFIX.<schema>.<table> (Subject). Statements name their
 // default database and "_" for the table; lines with neither (progress
 // lines, statements without a default database) go to PREFIX._._.

@@ -44,6 +44,10 @@ type Config struct {
 	RetryFor time.Duration
 	// Logger gets the warnings; none when nil.
 	Logger logrus.FieldLogger
+	// Lease, when set, is checked before every publish: once it is lost
+	// the publisher stops with its error (wrapping ErrLeaseLost). Acquire
+	// it before Open, so that Open reads the stream as its holder.
+	Lease *Lease
 }
 
 // ErrFenced is the error of a publish refused because the stream does
@@ -355,6 +359,11 @@ func (p *Publisher) Wait(ctx context.Context) error {
 func (p *Publisher) send(ctx context.Context, u []*nats.Msg) error {
 	deadline := time.Now().Add(p.cfg.RetryFor)
 	for attempt := 0; ; attempt++ {
+		if p.cfg.Lease != nil {
+			if err := p.cfg.Lease.Check(); err != nil {
+				return err
+			}
+		}
 		seq, err := p.publish(ctx, u)
 		if err == nil {
 			p.stored(seq, len(u))
@@ -391,7 +400,7 @@ func (p *Publisher) stored(seq uint64, n int) {
 func (p *Publisher) publish(ctx context.Context, u []*nats.Msg) (uint64, error) {
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if unfenced {
+	if unfenced || unguarded {
 		for _, m := range u {
 			m.Header.Del(jetstream.MsgIDHeader)
 		}

@@ -28,7 +28,7 @@ const defaultServerID = 0x424C50
 
 const usageText = `usage: binlog-publish --dsn DSN --nats URL[,URL...] --stream NAME
                       [--subject-prefix P] [--gtid] [--start ...] [--stop-at-current] [--tables ...]
-                      [--metrics ADDR]
+                      [--lease [--lease-key KEY] [--lease-ttl D]] [--metrics ADDR]
 
 Publishes the binlog of a MySQL or MariaDB server (binlog_format=ROW) into the
 JetStream stream NAME, one message per line binlog-tail writes (the payload is
@@ -52,6 +52,7 @@ type options struct {
 	Tables        binlogstream.TablePatterns
 	ServerID      uint
 	Quiet         bool
+	Lease         leaseFlags
 	Metrics       string
 }
 
@@ -74,6 +75,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	})
 	fs.UintVar(&o.ServerID, "server-id", defaultServerID, "replica server id to register with")
 	fs.BoolVar(&o.Quiet, "quiet", false, "no warnings on stderr")
+	o.Lease.register(fs)
 	fs.StringVar(&o.Metrics, "metrics", "", "serve Prometheus metrics at http://`ADDR`/metrics (HOST:PORT; see docs/metrics.md)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), usageText)
@@ -134,7 +136,15 @@ func run(ctx context.Context, o options, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	pub, err := publish.Open(ctx, publish.Config{JetStream: js, Stream: o.Stream, Prefix: o.Prefix, Tables: o.Tables, Logger: logger})
+	lease, release, err := o.holdLease(ctx, js, logger)
+	if err != nil || ctx.Err() != nil {
+		return err // a signal while waiting for the lease is a stop
+	}
+	defer release()
+	if m != nil && lease != nil {
+		m.SetLeaseChanges(lease.Changes)
+	}
+	pub, err := publish.Open(ctx, publish.Config{JetStream: js, Stream: o.Stream, Prefix: o.Prefix, Tables: o.Tables, Logger: logger, Lease: lease})
 	if err != nil {
 		return err
 	}
@@ -157,7 +167,7 @@ func run(ctx context.Context, o options, stderr io.Writer) error {
 		}
 		pub.StartAt(from)
 	}
-	return stream(ctx, o, pub, src, st, logger, m)
+	return whileHeld(ctx, lease, func(ctx context.Context) error { return stream(ctx, o, pub, src, st, logger, m) })
 }
 
 // stream runs the streamer from the publisher's position into it.

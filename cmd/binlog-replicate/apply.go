@@ -8,26 +8,30 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
+	"github.com/sirupsen/logrus"
 
 	"github.com/binlogstream/binlogstream"
 )
 
-// applier is the streaming phase's listener. It applies the row changes
-// of the replicated tables by primary key and commits them with the
-// checkpoint (the last handled event's Resume) in one target transaction
-// per batch: after at least batch row changes, at a source commit; and,
-// rows or not, once the last commit is interval old, so the checkpoint
-// keeps up with traffic the tables filter out.
+// applier is the listener. It inserts the snapshot's rows, applies the
+// row changes of the replicated tables by primary key, and commits them
+// with the checkpoint (the last handled event's Resume, which records the
+// snapshot's progress too) in one target transaction: a snapshot chunk's
+// rows per transaction, committed at the chunk's last row; row changes
+// after at least batch of them, at a source commit; and, rows or not, once
+// the last commit is interval old, so the checkpoint keeps up with traffic
+// the tables filter out.
 type applier struct {
 	tgt      *target
 	tables   map[string]*table
 	pats     binlogstream.TablePatterns
-	snaps    map[string]snapTest
 	batch    int
 	interval time.Duration
 	now      func() time.Time
+	// snapshotDone is called after a snapshot row's commit and reports
+	// whether every table is read (for the log line).
+	snapshotDone func() bool
 
 	open       bool // a target transaction is open
 	rows       int  // row changes in it
@@ -36,119 +40,31 @@ type applier struct {
 	dirty      bool // resume is past the committed checkpoint
 	lastCommit time.Time
 
-	applied, commits uint64
-	checked          map[*binlogstream.Table]bool
-	flavor           string
-	last             place // the last rows event's, to parse a GTID once per transaction
-}
+	// reads are snapshot rows of readsOf not yet sent: consecutive rows of
+	// one table go out as one multi-row INSERT.
+	readsOf *table
+	reads   []any
+	nReads  int
+	readsAt string
 
-// place is where an event sits, for the snapshot tests: its end, and in
-// GTID mode its transaction's GTID as a set.
-type place struct {
-	end      binlogstream.Position
-	gtid     mysql.GTIDSet
-	gtidText string
-}
-
-// placeOf returns ev's place; a GTID that does not parse is an error,
-// never taken as covered.
-func (a *applier) placeOf(ev *binlogstream.Event) (place, error) {
-	p := place{end: ev.End}
-	if ev.GTID == "" {
-		return p, nil
-	}
-	if ev.GTID == a.last.gtidText {
-		p.gtid, p.gtidText = a.last.gtid, a.last.gtidText
-		return p, nil
-	}
-	g, err := mysql.ParseGTIDSet(a.flavor, ev.GTID)
-	if err != nil {
-		return p, fmt.Errorf("the GTID %q of the event at %s: %w", ev.GTID, ev.End, err)
-	}
-	p.gtid, p.gtidText = g, ev.GTID
-	a.last = p
-	return p, nil
-}
-
-// snapTest says whether a change of a table at an event's position is
-// already in the table's snapshot: file mode by position, GTID mode by the
-// snapshot's GTID set. segs are the key ranges copied as of older
-// positions (segments.go), pos and gtid the newest.
-type snapTest struct {
-	pos  binlogstream.Position
-	gtid mysql.GTIDSet
-	segs []segTest
-}
-
-type segTest struct {
-	upto []string
-	snapTest
-}
-
-// coversKey is covers for the row with integer key k.
-func (s snapTest) coversKey(p place, k []string) bool {
-	for _, seg := range s.segs {
-		if compareKeys(k, seg.upto) <= 0 {
-			return seg.covers(p)
-		}
-	}
-	return s.covers(p)
-}
-
-// covers reports whether the snapshot holds the change at p.
-func (s snapTest) covers(p place) bool {
-	if s.gtid != nil && p.gtid != nil {
-		return s.gtid.Contain(p.gtid)
-	}
-	return p.end.Compare(s.pos) <= 0
-}
-
-func newSnapTests(snaps map[string]snapState, flavor string, gtidMode bool) (map[string]snapTest, error) {
-	out := map[string]snapTest{}
-	one := func(name string, pos binlogstream.Position, gtid string) (snapTest, error) {
-		st := snapTest{pos: pos}
-		if gtidMode {
-			set, err := mysql.ParseGTIDSet(flavor, gtid)
-			if err != nil {
-				return st, fmt.Errorf("snapshot state of %s: GTID set %q: %w", name, gtid, err)
-			}
-			st.gtid = set
-		}
-		return st, nil
-	}
-	for name, s := range snaps {
-		st, err := one(name, s.pos, s.gtid)
-		if err != nil {
-			return nil, err
-		}
-		for _, seg := range s.segs {
-			t, err := one(name, binlogstream.Position{File: seg.File, Offset: seg.Pos}, seg.GTID)
-			if err != nil {
-				return nil, err
-			}
-			st.segs = append(st.segs, segTest{upto: seg.Upto, snapTest: t})
-		}
-		out[name] = st
-	}
-	return out, nil
+	applied, snapRows, commits uint64
+	checked                    map[*binlogstream.Table]bool
+	loggedDone                 bool
+	log                        logrus.FieldLogger
 }
 
 func (a *applier) listen(_ context.Context, ev binlogstream.Event) error {
+	if sr, ok := ev.Event.(*binlogstream.SnapshotRead); ok {
+		return a.read(&ev, sr)
+	}
+	if err := a.flushReads(); err != nil {
+		return err
+	}
 	switch e := ev.Event.(type) {
 	case *replication.RowsEvent:
 		name := string(e.Table.Schema) + "." + string(e.Table.Table)
 		if t := a.tables[name]; t != nil {
-			p, err := a.placeOf(&ev)
-			if err != nil {
-				return err
-			}
-			switch st := a.snaps[name]; {
-			case !st.covers(p): // after the newest snapshot: every row
-				err = a.apply(&ev, e, t)
-			case len(st.segs) > 0: // rows of older key ranges may need it
-				err = a.applyByKey(&ev, p, e, t, st)
-			}
-			if err != nil {
+			if err := a.apply(&ev, e, t); err != nil {
 				return err
 			}
 		}
@@ -190,6 +106,69 @@ func (a *applier) listen(_ context.Context, ev binlogstream.Event) error {
 	return a.commitIfDue(false)
 }
 
+// read takes one row of the snapshot: it is inserted (the library delivers
+// each key's read before any change of it, once), and the chunk's last row
+// commits the chunk with its token.
+func (a *applier) read(ev *binlogstream.Event, sr *binlogstream.SnapshotRead) error {
+	t := a.tables[ev.Table.Schema+"."+ev.Table.Name]
+	if t != nil {
+		if a.readsOf != t {
+			if err := a.flushReads(); err != nil {
+				return err
+			}
+		}
+		at, err := a.start(ev, t)
+		if err != nil {
+			return err
+		}
+		a.readsOf, a.readsAt = t, at
+		if a.reads, err = t.pick(ev.RowValues(0), t.write, a.reads); err != nil {
+			return err
+		}
+		a.nReads++
+		a.snapRows++
+		if a.nReads*len(t.write) >= maxPlaceholders-len(t.write) {
+			if err := a.flushReads(); err != nil {
+				return err
+			}
+		}
+	}
+	a.resume, a.dirty = ev.Resume, true
+	if !sr.ChunkEnd || a.inSrcTxn {
+		return nil // a chunk's rows come back to back: commit at its end
+	}
+	if err := a.commit(); err != nil {
+		return err
+	}
+	if !a.loggedDone && a.snapshotDone != nil && a.snapshotDone() {
+		a.loggedDone = true
+		a.log.WithField("rows", a.snapRows).Info("snapshot complete")
+	}
+	return nil
+}
+
+// maxPlaceholders bounds one statement's parameters (the protocol's limit
+// is 65535).
+const maxPlaceholders = 60000
+
+// flushReads inserts the snapshot rows taken since the last flush.
+func (a *applier) flushReads() error {
+	if a.nReads == 0 {
+		return nil
+	}
+	t, n := a.readsOf, a.nReads
+	a.nReads = 0
+	_, err := a.tgt.exec(t.insertSQL(n), a.reads...)
+	a.reads = a.reads[:0]
+	if err != nil {
+		if isDuplicateKey(err) {
+			err = fmt.Errorf("duplicate key (the target diverged from the source): %w", err)
+		}
+		return &applyError{op: "snapshot insert into", table: t, at: a.readsAt, err: err}
+	}
+	return nil
+}
+
 // replicated reports whether schema.name is replicated, or would be if it
 // existed (a DDL creating it stops the run too: the table list is fixed by
 // the snapshot).
@@ -219,6 +198,9 @@ func (a *applier) commitIfDue(flush bool) error {
 func (a *applier) commit() error {
 	if !a.dirty {
 		return nil
+	}
+	if err := a.flushReads(); err != nil {
+		return err
 	}
 	if err := a.begin(); err != nil {
 		return err
@@ -310,104 +292,6 @@ func (a *applier) apply(ev *binlogstream.Event, re *replication.RowsEvent, t *ta
 	}
 	a.rows += binlogstream.RowChanges(ev.BinlogEvent)
 	a.applied += uint64(binlogstream.RowChanges(ev.BinlogEvent))
-	return nil
-}
-
-// applyByKey applies the changes of an event that the table's newest
-// snapshot holds to the rows whose key range was copied at an older
-// position that does not hold it. An update that moves a row between two
-// such ranges is a delete from one and an insert into the other, each
-// where its range needs it.
-func (a *applier) applyByKey(ev *binlogstream.Event, p place, re *replication.RowsEvent, t *table, st snapTest) error {
-	at, err := a.start(ev, t)
-	if err != nil {
-		return err
-	}
-	needs := func(row []any) (bool, error) {
-		kv, err := t.pick(row, t.key, nil)
-		if err != nil {
-			return false, err
-		}
-		k, err := intKey(kv)
-		if err != nil {
-			return false, fmt.Errorf("%s at %s: %w", t, at, err)
-		}
-		return !st.coversKey(p, k), nil
-	}
-	insert := func(row []any) error {
-		args, err := t.pick(row, t.write, nil)
-		if err != nil {
-			return err
-		}
-		if _, err := a.tgt.exec(t.insertSQL(1), args...); err != nil {
-			if isDuplicateKey(err) {
-				err = fmt.Errorf("duplicate key (the target diverged from the source): %w", err)
-			}
-			return &applyError{op: "insert into", table: t, at: at, err: err}
-		}
-		return nil
-	}
-	del := func(row []any) error {
-		args, err := t.pick(row, t.key, nil)
-		if err != nil {
-			return err
-		}
-		return a.one(t.deleteSQL(), args, "delete from", t, at)
-	}
-	n := 0
-	kind := binlogstream.RowKind(ev.Header.EventType)
-	per := 1
-	if kind == "update" {
-		per = 2
-	}
-	for i := 0; i+per <= len(re.Rows); i += per {
-		row := ev.RowValues(i)
-		need, err := needs(row)
-		if err != nil {
-			return err
-		}
-		if kind == "update" {
-			after := ev.RowValues(i + 1)
-			needAfter, err := needs(after)
-			if err != nil {
-				return err
-			}
-			switch {
-			case need && needAfter:
-				var args []any
-				if args, err = t.pick(after, t.write, nil); err == nil {
-					if args, err = t.pick(row, t.key, args); err == nil {
-						err = a.one(t.updateSQL(), args, "update", t, at)
-					}
-				}
-			case need:
-				err = del(row)
-			case needAfter:
-				err = insert(after)
-			default:
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			n++
-			continue
-		}
-		if !need {
-			continue
-		}
-		if kind == "insert" {
-			err = insert(row)
-		} else {
-			err = del(row)
-		}
-		if err != nil {
-			return err
-		}
-		n++
-	}
-	a.rows += n
-	a.applied += uint64(n)
 	return nil
 }
 

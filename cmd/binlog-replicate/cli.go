@@ -24,6 +24,7 @@ type options struct {
 	stateDB, name   string
 	metrics         string
 	batch, chunk    int
+	readers         int
 	interval        time.Duration
 	heartbeat       time.Duration
 	stopAtCurrent   bool
@@ -82,10 +83,11 @@ func newFlagSet(o *options, raw *rawFlags, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&raw.targetPasswordFile, "target-password-file", "", "the password of --target when written without one, from the first line of `FILE` (chmod 600)")
 	fs.UintVar(&o.serverID, "server-id", 1013, "replica server id of the binlog dump (unique among the source's replicas)")
 	fs.BoolVar(&o.gtid, "gtid", false, "stream by GTID (survives a failover); a run resumes in the mode it started in")
-	fs.StringVar(&o.stateDB, "state-db", "binlogstream", "target database holding the checkpoint and the snapshot state")
+	fs.StringVar(&o.stateDB, "state-db", "binlogstream", "target database holding the checkpoint, the table list and the schema history")
 	fs.StringVar(&o.name, "name", "default", "name of this replication in the state tables (one target may hold several)")
 	fs.IntVar(&o.batch, "batch", 200, "row changes per target transaction (committed at the next source commit)")
-	fs.IntVar(&o.chunk, "chunk", 1000, "rows per snapshot chunk (one target transaction each)")
+	fs.IntVar(&o.chunk, "chunk", 1000, "rows per snapshot chunk read (one short read on the source, one target transaction)")
+	fs.IntVar(&o.readers, "snapshot-readers", 1, "snapshot chunk reads at once, one source connection each")
 	fs.DurationVar(&o.interval, "checkpoint-interval", time.Second, "commit the checkpoint at least this often while the position moves, even through filtered-out traffic")
 	fs.DurationVar(&o.heartbeat, "heartbeat", time.Second, "heartbeat period asked of the source: how soon an idle stream flushes")
 	fs.BoolVar(&o.stopAtCurrent, "stop-at-current", false, "exit once everything the source had written at start-up is applied")
@@ -167,6 +169,8 @@ func (o *options) checkLimits() error {
 		return errors.New("--batch must be at least 1")
 	case o.chunk < 1:
 		return errors.New("--chunk must be at least 1")
+	case o.readers < 1 || o.readers > 64:
+		return errors.New("--snapshot-readers must be between 1 and 64")
 	case o.interval <= 0 || o.heartbeat <= 0:
 		return errors.New("--checkpoint-interval and --heartbeat must be positive")
 	case o.name == "" || len(o.name) > 64:
@@ -199,7 +203,8 @@ func cli(ctx context.Context, args []string, stderr io.Writer) int {
 	return 0
 }
 
-// replicate runs the snapshot (unless done), then streams until ctx ends.
+// replicate streams from the checkpoint (the first run: from the source's
+// current position, with a snapshot of the tables) until ctx ends.
 func replicate(ctx context.Context, log *logrus.Logger, o *options) error {
 	m, err := serveMetrics(ctx, o.metrics, log)
 	if err != nil {
@@ -210,80 +215,105 @@ func replicate(ctx context.Context, log *logrus.Logger, o *options) error {
 		return err
 	}
 	defer tgt.close()
-	token, snaps, err := tgt.loadState()
+	token, saved, err := tgt.loadState()
 	if err != nil {
 		return err
-	}
-	src, err := connect(ctx, o.source, false)
-	if err != nil {
-		return fmt.Errorf("source: %w", err)
-	}
-	tables, err := resolveTables(src, o.tables)
-	_ = src.Close()
-	if err != nil {
-		return err
-	}
-	flavor := mysql.MySQLFlavor
-	if strings.Contains(strings.ToLower(src.GetServerVersion()), "mariadb") {
-		flavor = mysql.MariaDBFlavor
 	}
 	var start binlogstream.ResumePosition
 	if token != "" {
 		if start, err = binlogstream.ParseResumePosition(token); err != nil {
 			return fmt.Errorf("target: the checkpoint of %q: %w", o.name, err)
 		}
+		if o.snapOnly && !start.SnapshotPending() {
+			log.Info("the snapshot is complete")
+			return nil
+		}
+	}
+	src, err := connect(ctx, o.source, false)
+	if err != nil {
+		return fmt.Errorf("source: %w", err)
+	}
+	defer func() {
+		if src != nil {
+			_ = src.Close()
+		}
+	}()
+	flavor := mysql.MySQLFlavor
+	if strings.Contains(strings.ToLower(src.GetServerVersion()), "mariadb") {
+		flavor = mysql.MariaDBFlavor
+	}
+	if token == "" {
+		// The position first, then the tables: a table created after the
+		// position is a DDL the stream stops at, never one missed.
+		if start, err = currentPosition(ctx, o, flavor); err != nil {
+			return err
+		}
+	}
+	tables, err := resolveTables(src, o.tables)
+	if err != nil {
+		return err
+	}
+	if token == "" {
+		if err := prepareTargets(src, tgt, tables); err != nil {
+			return err
+		}
+		if err := tgt.saveTables(tables); err != nil {
+			return err
+		}
+	} else {
 		for _, t := range tables {
-			if !snaps[t.String()].done {
+			if !saved[t.String()] {
 				return fmt.Errorf("table %s matches --tables but was not in the snapshot this replication started from; "+
 					"replicate it under another --name", t)
 			}
 		}
-	} else {
-		if err := snapshot(ctx, log, o.source, tgt, tables, snaps, o.chunk); err != nil {
-			return err
-		}
-		if o.snapOnly {
-			return nil
-		}
-		if start, err = streamStart(snaps, tables, flavor, o.gtid); err != nil {
-			return err
-		}
-		// From here on a restart streams: the table list is fixed.
-		if err := tgt.inTx(func() error { return tgt.saveToken(start.String()) }); err != nil {
-			return err
-		}
 	}
+	_ = src.Close()
+	src = nil
 	byName := map[string]*table{}
 	for _, t := range tables {
 		byName[t.String()] = t
 	}
-	tests, err := newSnapTests(snaps, flavor, start.IsGTID())
-	if err != nil {
-		return err
-	}
-	a := &applier{tgt: tgt, tables: byName, pats: o.tables, snaps: tests, batch: o.batch, interval: o.interval,
-		now: time.Now, lastCommit: time.Now(), checked: map[*binlogstream.Table]bool{}, flavor: flavor}
+	a := &applier{tgt: tgt, tables: byName, pats: o.tables, batch: o.batch, interval: o.interval,
+		now: time.Now, lastCommit: time.Now(), checked: map[*binlogstream.Table]bool{}, log: log}
 	store, err := openSchemaStore(ctx, o.target, tgt)
 	if err != nil {
 		return err
 	}
 	defer store.close()
-	s, err := newStreamer(o, log, start, flavor, store)
+	// The snapshot lives in the checkpoint: a first run starts it, a
+	// resume continues the one its token records. A token without one
+	// comes from an earlier version whose snapshot is behind it.
+	var snap *binlogstream.SnapshotConfig
+	if token == "" || start.HasSnapshot() {
+		snap = &binlogstream.SnapshotConfig{Tables: o.tables, ChunkRows: o.chunk, Readers: o.readers}
+	}
+	s, err := newStreamer(o, log, start, flavor, store, snap)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
+	a.snapshotDone = func() bool { return s.SnapshotStats().Tables == 0 }
 	s.AddListener(a.listen)
 	if m != nil {
 		m.SetStreamer(s)
 		s.AddListener(m.CountRows)
 	}
-	if o.stopAtCurrent {
+	switch {
+	case o.snapOnly && start.IsGTID():
+		// Reached once the snapshot is read (the library's stop waits for
+		// it) and the stream is past where it began.
+		if err := s.StopAtGTID(start.Executed); err != nil {
+			return err
+		}
+	case o.snapOnly:
+		s.StopAt(start.Streamed)
+	case o.stopAtCurrent:
 		if _, err := s.StopAtCurrent(ctx); err != nil {
 			return err
 		}
 	}
-	log.WithField("from", start.String()).Info("streaming")
+	log.WithFields(logrus.Fields{"from": start.String(), "snapshot": start.SnapshotPending() || token == ""}).Info("streaming")
 	runErr := s.Run(ctx)
 	// The last acknowledged event's effects and token go in together.
 	var le *binlogstream.ListenerError
@@ -297,32 +327,35 @@ func replicate(ctx context.Context, log *logrus.Logger, o *options) error {
 	st := s.Stats()
 	log.WithFields(logrus.Fields{
 		"delivered": st.Delivered, "dropped_at_start": st.DroppedAtStart, "progress": st.Progress,
-		"applied": a.applied, "commits": a.commits, "reconnects": st.Reconnects, "failovers": st.Failovers,
+		"snapshot_rows": a.snapRows, "applied": a.applied, "commits": a.commits, "reconnects": st.Reconnects, "failovers": st.Failovers,
 	}).Warn("binlog-replicate stopped")
 	return runErr
 }
 
-// streamStart is where the stream begins after a snapshot: the earliest
-// position any table's rows are as of, key ranges copied before a resume
-// included (every later one skips the changes its own snapshot holds).
-func streamStart(snaps map[string]snapState, tables []*table, flavor string, gtid bool) (binlogstream.ResumePosition, error) {
-	var first segment
-	for _, t := range tables {
-		s := snaps[t.String()]
-		for _, p := range append([]segment{{File: s.pos.File, Pos: s.pos.Offset, GTID: s.gtid}}, s.segs...) {
-			if first.File == "" || (binlogstream.Position{File: p.File, Offset: p.Pos}).Compare(binlogstream.Position{File: first.File, Offset: first.Pos}) < 0 {
-				first = p
-			}
-		}
+// currentPosition is where a first run starts: the source's position now
+// (GTID mode: its executed GTID set).
+func currentPosition(ctx context.Context, o *options, flavor string) (binlogstream.ResumePosition, error) {
+	probe, err := binlogstream.NewSyncerSource(binlogstream.SyncerConfig{DSN: o.source, ServerID: uint32(o.serverID), Flavor: flavor})
+	if err != nil {
+		return binlogstream.ResumePosition{}, err
 	}
-	if gtid {
-		return binlogstream.StartAtGTID(flavor, first.GTID)
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	st, err := probe.Probe(pctx)
+	if err != nil {
+		return binlogstream.ResumePosition{}, fmt.Errorf("source: read its position: %w", err)
 	}
-	return binlogstream.StartAt(binlogstream.Position{File: first.File, Offset: first.Pos}), nil
+	if !st.LogBin {
+		return binlogstream.ResumePosition{}, errors.New("source: the server has no binlog (log_bin=OFF)")
+	}
+	if o.gtid {
+		return binlogstream.StartAtGTID(flavor, st.Executed)
+	}
+	return binlogstream.StartAt(st.Binlog), nil
 }
 
 func newStreamer(o *options, log *logrus.Logger, start binlogstream.ResumePosition, flavor string,
-	store binlogstream.SchemaStore) (*binlogstream.BinlogStreamer, error) {
+	store binlogstream.SchemaStore, snap *binlogstream.SnapshotConfig) (*binlogstream.BinlogStreamer, error) {
 	schemas, _ := o.tables.Schemas()
 	syncer := func(d binlogstream.DSN) binlogstream.SyncerConfig {
 		return binlogstream.SyncerConfig{DSN: d, ServerID: uint32(o.serverID), Flavor: flavor, Logger: log,
@@ -332,7 +365,7 @@ func newStreamer(o *options, log *logrus.Logger, start binlogstream.ResumePositi
 	if err != nil {
 		return nil, err
 	}
-	cfg := binlogstream.Config{Source: src, Start: start, Logger: log, ProgressInterval: o.interval,
+	cfg := binlogstream.Config{Source: src, Start: start, Logger: log, ProgressInterval: o.interval, Snapshot: snap,
 		Schema: &binlogstream.SchemaConfig{Store: store, Snapshot: true, Databases: schemas}}
 	if len(o.failover) > 0 {
 		var cfgs []binlogstream.SyncerConfig

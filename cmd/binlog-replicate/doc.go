@@ -8,7 +8,7 @@
 //
 //	binlog-replicate --source DSN --target DSN
 //	    --tables schema.table,schema.pattern_*
-//	    [--gtid [--failover DSN,...]] [--batch N] [--chunk N]
+//	    [--gtid [--failover DSN,...]] [--batch N] [--chunk N] [--snapshot-readers N]
 //	    [--checkpoint-interval D] [--heartbeat D] [--server-id N]
 //	    [--state-db NAME] [--name NAME] [--stop-at-current]
 //	    [--snapshot-only] [--quiet] [--metrics ADDR]
@@ -26,8 +26,10 @@
 //     when the source is lost.
 //   - --batch N (default 200): row changes per target transaction,
 //     committed at the next source commit.
-//   - --chunk N (default 1000): rows per snapshot chunk, one target
-//     transaction each.
+//   - --chunk N (default 1000): rows per snapshot chunk: one short read
+//     on the source, one target transaction.
+//   - --snapshot-readers N (default 1): chunk reads at once, one source
+//     connection each.
 //   - --checkpoint-interval D (default 1s): commit the checkpoint at least
 //     this often while the position moves, through filtered-out traffic
 //     too.
@@ -36,12 +38,14 @@
 //   - --server-id N (default 1013): the replica id of the dump, unique
 //     among the source's replicas.
 //   - --state-db NAME (default binlogstream): the target database of the
-//     checkpoint, the snapshot state and the schema history.
+//     checkpoint, the table list and the schema history.
 //   - --name NAME (default default): this replication's name in the state
 //     tables; one target may hold several.
 //   - --stop-at-current: exit once everything the source had written at
 //     start-up is applied.
-//   - --snapshot-only: exit after the snapshot.
+//   - --snapshot-only: exit once the snapshot is read (the stream is then
+//     past the position it started from); a later run without it streams
+//     on from there.
 //   - --quiet: log warnings and errors only.
 //   - --metrics ADDR: serve Prometheus metrics at http://ADDR/metrics
 //     (HOST:PORT; port 0 picks a free one, and the URL is logged) from
@@ -54,7 +58,7 @@
 //     also serves --failover), from FILE's first line.
 //
 // The source user needs REPLICATION SLAVE, BINLOG MONITOR (MySQL:
-// REPLICATION CLIENT and RELOAD, for the snapshot's lock) and SELECT; the
+// REPLICATION CLIENT) and SELECT; no lock is taken; the
 // target user needs to create databases and tables and write them. The
 // source needs binlog_format=ROW and binlog_row_image=FULL. DSNs are
 // go-sql-driver's (tcp or unix, TLS parameters as binlogstream.DSN reads
@@ -62,53 +66,44 @@
 // password in one stays out of ps and shell history. Errors and logs show
 // DSNs with the password masked.
 //
-// # Snapshot, then stream
+// # Snapshot while streaming
 //
-// The first run copies the selected tables (views and MariaDB's
-// system-versioned tables, whose binlog also holds the history rows, are
-// refused) in primary-key chunks of --chunk rows, each chunk in its own
-// target transaction with the table's progress, from one read transaction
-// that sees the source as of one binlog position. On MariaDB
-// that position comes without stopping writers: START TRANSACTION WITH
-// CONSISTENT SNAPSHOT, then the binlog_snapshot_file/_position status
-// variables (and BINLOG_GTID_POS of them). MySQL has no such variables;
-// there the shortest lock that gives a consistent position is FLUSH TABLES
-// WITH READ LOCK held only around START TRANSACTION WITH CONSISTENT
-// SNAPSHOT and SHOW MASTER STATUS (whose Executed_Gtid_Set is the GTID
-// position), then UNLOCK TABLES: writers wait for those three statements.
-// The tests run the MariaDB path against MariaDB servers; the MySQL path
-// has no MySQL server to run against here. A missing target table is
-// created from SHOW CREATE TABLE.
+// The first run records the source's current position (GTID mode: its
+// executed GTID set), then the tables --tables selects (views and
+// MariaDB's system-versioned tables, whose binlog also holds the history
+// rows, are refused), creates the missing ones on the target from SHOW
+// CREATE TABLE, and requires them empty. It then streams from that
+// position with the library's snapshot (binlogstream.SnapshotConfig, see
+// docs/snapshot.md): each table is read in primary-key chunks of --chunk
+// rows, each chunk one short read on its own source connection
+// (--snapshot-readers at once), and its rows arrive in the stream as
+// SnapshotRead events at the binlog position they are exact at. No read
+// transaction lives longer than one chunk, so the source's purge is never
+// held back by the copy.
 //
-// Then it streams the binlog from the earliest table's snapshot position
-// and applies each row change with a plain INSERT, UPDATE or DELETE by
-// primary key, skipping the changes a table's own snapshot already holds
-// (file mode: events ending at or before its position; GTID mode:
-// transactions in its GTID set).
+// A snapshot row is an INSERT into the target; a row change is an INSERT,
+// UPDATE or DELETE by primary key. The library delivers each key's read
+// before any change to it and holds back the changes of keys not yet read,
+// so every change applies to the row it finds. A chunk's rows, and the
+// checkpoint token after its last row, are one target transaction.
 //
-// A kill during the snapshot: the tables copied completely keep their
-// position, and the next run takes a new snapshot, at a later position,
-// for the rest. The rows of the interrupted table copied before the kill
-// are as of the old position, those copied after it as of the new one, so
-// the state records which: a table whose primary key is all integer
-// columns resumes after the last key it committed, and that key range
-// becomes a segment recorded with its position (rows up to key K are as of
-// position P). The stream starts at the earliest position of any table or
-// segment and applies a change to a row only if the change comes after the
-// position of the key range the row's key falls in; an update that moves a
-// row from one range to another is a delete where the old key's range
-// needs it and an insert where the new key's does. Every row's history
-// thus replays exactly once, in binlog order. A key with a string column
-// would need the column's collation to compare as the server does, so such
-// a table is copied again from the start instead (its partial rows deleted
-// in the transaction that records the new position).
+// The token records the snapshot's progress (which tables are done, each
+// table's last key delivered, where inside the chunk it stands), so a kill
+// at any moment, inside a chunk included, resumes the snapshot exactly
+// where the checkpoint stands, whatever the key's type; the stream goes on
+// beside it. In GTID mode the token survives a failover of the source, the
+// snapshot included.
+//
+// Targets written by earlier versions, whose snapshot kept a binlog
+// position per table in STATE_DB.snapshot, continue when their checkpoint
+// is past every one of those positions and are refused otherwise.
 //
 // # The checkpoint lives in the target
 //
 // The stream's resume token (Event.Resume) is written to
-// STATE_DB.checkpoint in the same target transaction as the row changes it
-// covers, and the snapshot's progress to STATE_DB.snapshot in each chunk's
-// transaction, so a crash at any moment neither loses nor repeats a change:
+// STATE_DB.checkpoint in the same target transaction as the rows and row
+// changes it covers, the snapshot's progress included, so a crash at any
+// moment neither loses nor repeats a row or a change:
 // a restart reads the token and resumes right after the last committed
 // change. A transaction commits after --batch row changes at the next
 // source commit (source transactions are never split unless nothing of
@@ -135,8 +130,8 @@
 //
 // --tables takes schema.table patterns (binlogstream.ParseTablePatterns);
 // the streamer's table filter (SyncerConfig.DecodeTable) leaves the rows
-// of other tables undecoded. The table list is fixed by the snapshot: a
-// table that matches later is refused with an error. A DDL statement that
+// of other tables undecoded. The table list is fixed by the first run
+// (STATE_DB.tables): a table that matches later is refused with an error. A DDL statement that
 // names a replicated table (CREATE, ALTER, DROP, RENAME, TRUNCATE, CREATE
 // INDEX...) stops the run with an error naming the statement and its
 // position; the rule errs on the side of stopping (a column named like a

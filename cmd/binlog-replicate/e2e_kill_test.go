@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/binlogstream/binlogstream"
 	"github.com/binlogstream/binlogstream/testhelpers/mariadb"
 )
 
@@ -116,31 +117,40 @@ func TestReplicateKilledAtRandom(t *testing.T) {
 	go func() { defer wg.Done(); workload(ctx, src, seed, &stmts) }()
 	defer func() { stopWorkload(); wg.Wait() }()
 
-	const kills = 24
+	// The first kills land in the snapshot: each once the run has
+	// committed something (a chunk, mostly), at a random moment after, so
+	// they fall inside a chunk's delivery and between chunks. Once the
+	// snapshot is done, the rest land while streaming.
+	const kills, snapshotKills = 24, 10
 	var inSnapshot, streaming, scans, cutScans int
 	for k := range kills {
+		before := checkpoint(tgt)
 		cmd, stderr := r.start(t)
 		exited := make(chan error, 1)
 		go func() { exited <- cmd.Wait() }()
-		switch k {
-		case 0, 1:
-			// In the middle of copying d.a (an integer key: the next run
-			// resumes after its last chunk), then of d.b (a key with a
-			// VARCHAR: copied again).
-			tbl, rows := [...]string{"d.a", "d.b"}[k], [...]uint64{killRowsA / 3, killRowsB / 4}[k]
-			require.Eventually(t, func() bool { return midCopy(tgt, tbl, rows) }, 30*time.Second, time.Millisecond,
-				"%s never mid-copy:\n%s", tbl, stderr)
-		default:
-			// Early kills land in the snapshot, later ones in the stream.
-			wait := time.Duration(50+rnd.IntN(400)) * time.Millisecond
-			if k >= 4 {
-				wait = time.Duration(200+rnd.IntN(1200)) * time.Millisecond
-			}
+		alive := func(d time.Duration) {
 			select {
 			case err := <-exited:
 				t.Fatalf("run %d exited by itself (%v) before its kill:\n%s", k, err, stderr)
-			case <-time.After(wait):
+			case <-time.After(d):
 			}
+		}
+		switch {
+		case k == 0 || k == 1:
+			// In the middle of the snapshot of d.a (an integer key), then
+			// of d.b (a composite key with a VARCHAR): each resumes where
+			// its checkpoint stands, inside the table.
+			tbl, rows := [...]string{"d.a", "d.b"}[k], [...]uint64{killRowsA / 3, killRowsB / 4}[k]
+			require.Eventually(t, func() bool { return midCopy(tgt, tbl, rows) }, 60*time.Second, time.Millisecond,
+				"%s never mid-copy:\n%s", tbl, stderr)
+		case k < snapshotKills && snapshotPending(t, tgt):
+			require.Eventually(t, func() bool { return checkpoint(tgt) != before }, 60*time.Second, 2*time.Millisecond,
+				"run %d commits nothing:\n%s", k, stderr)
+			alive(time.Duration(rnd.IntN(150)) * time.Millisecond)
+		default:
+			require.Eventually(t, func() bool { return !snapshotPending(t, tgt) }, 120*time.Second, 10*time.Millisecond,
+				"the snapshot never ends:\n%s", stderr)
+			alive(time.Duration(200+rnd.IntN(1200)) * time.Millisecond)
 		}
 		if k == kills/2 {
 			// The source dies under the running replicator and the
@@ -154,7 +164,7 @@ func TestReplicateKilledAtRandom(t *testing.T) {
 			case <-time.After(1500 * time.Millisecond):
 			}
 		}
-		if tgt.QueryValue(t, "SELECT COUNT(*) FROM binlogstream.checkpoint") == "0" {
+		if snapshotPending(t, tgt) {
 			inSnapshot++
 		} else {
 			streaming++
@@ -181,12 +191,7 @@ func TestReplicateKilledAtRandom(t *testing.T) {
 	require.Equal(t, 0, res.code, res.stderr)
 	t.Logf("%d kills (%d in the snapshot, %d streaming), source restarted once, %d workload statements; last run: %s",
 		kills, inSnapshot, streaming, stmts.Load(), res.stderr[strings.LastIndex(res.stderr, "binlog-replicate stopped"):])
-	require.GreaterOrEqual(t, inSnapshot, 2, "kills during the snapshot")
-	segs := tgt.QueryValue(t, "SELECT COALESCE(segments, '') FROM binlogstream.snapshot WHERE tbl = 'd.a'")
-	require.NotEmpty(t, segs, "d.a resumed its copy after its last chunk")
-	require.Empty(t, tgt.QueryValue(t, "SELECT COALESCE(segments, '') FROM binlogstream.snapshot WHERE tbl = 'd.b'"),
-		"d.b has no integer key: copied again")
-	t.Logf("d.a's key ranges copied at older positions: %s", segs)
+	require.GreaterOrEqual(t, inSnapshot, 6, "kills during the snapshot")
 	// The schema history lives in the target: one information_schema
 	// snapshot and at most one read of the binlog up to it, not one per run.
 	records := tgt.QueryValue(t, "SELECT COUNT(*) FROM binlogstream.schema_history")
@@ -202,18 +207,32 @@ func TestReplicateKilledAtRandom(t *testing.T) {
 	}
 }
 
-// midCopy reports whether the target holds part of tbl's copy, at least
-// rows rows.
+// snapshotPending reports whether the target's checkpoint has tables left
+// to read (or no checkpoint yet).
+func snapshotPending(t *testing.T, tgt *mariadb.Server) bool {
+	tok := tgt.QueryValue(t, "SELECT COALESCE((SELECT token FROM binlogstream.checkpoint), '')")
+	if tok == "" {
+		return true
+	}
+	r, err := binlogstream.ParseResumePosition(tok)
+	require.NoError(t, err)
+	return r.SnapshotPending()
+}
+
+// midCopy reports whether the target holds part of tbl's snapshot, at
+// least rows rows, and its checkpoint has the snapshot still to finish.
 func midCopy(tgt *mariadb.Server, tbl string, rows uint64) bool {
 	c, err := conn(tgt)
 	if err != nil {
 		return false
 	}
 	defer c.Close()
-	r, err := c.Execute("SELECT copied FROM binlogstream.snapshot WHERE tbl = ? AND NOT done", tbl)
+	r, err := c.Execute("SELECT (SELECT COUNT(*) FROM " + tbl + "), (SELECT token FROM binlogstream.checkpoint)")
 	if err != nil || r.RowNumber() == 0 {
 		return false
 	}
 	n, _ := r.GetUint(0, 0)
-	return n >= rows
+	tok, _ := r.GetString(0, 1)
+	p, err := binlogstream.ParseResumePosition(tok)
+	return err == nil && n >= rows && p.SnapshotPending()
 }

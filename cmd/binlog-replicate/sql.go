@@ -15,7 +15,6 @@ type table struct {
 	cols         []string // every column, in row-image order
 	write        []int    // the columns written (not generated)
 	key          []int    // the primary key's columns
-	intKey       bool     // every key column is an integer type
 }
 
 func (t *table) String() string { return t.schema + "." + t.name }
@@ -49,17 +48,6 @@ func (t *table) updateSQL() string {
 }
 
 func (t *table) deleteSQL() string { return "DELETE FROM " + t.quoted() + t.whereKey() }
-
-// selectChunkSQL reads the next chunk in key order after the last key
-// read (after=false: the first chunk).
-func (t *table) selectChunkSQL(after bool, limit int) string {
-	keys := strings.Join(t.names(t.key), ",")
-	q := "SELECT " + strings.Join(t.names(t.write), ",") + " FROM " + t.quoted()
-	if after {
-		q += " WHERE (" + keys + ") > (" + strings.TrimSuffix(strings.Repeat("?,", len(t.key)), ",") + ")"
-	}
-	return q + fmt.Sprintf(" ORDER BY %s LIMIT %d", keys, limit)
-}
 
 // pick returns the values of row at the given column indexes, as
 // arguments for a prepared statement.

@@ -23,9 +23,6 @@ func TestStatements(t *testing.T) {
 	assert.Equal(t, "INSERT INTO `app`.`orders` (`id`,`region`,`note`) VALUES (?,?,?),(?,?,?)", tb.insertSQL(2))
 	assert.Equal(t, "UPDATE `app`.`orders` SET `id`=?,`region`=?,`note`=? WHERE `region`=? AND `id`=?", tb.updateSQL())
 	assert.Equal(t, "DELETE FROM `app`.`orders` WHERE `region`=? AND `id`=?", tb.deleteSQL())
-	assert.Equal(t, "SELECT `id`,`region`,`note` FROM `app`.`orders` ORDER BY `region`,`id` LIMIT 10", tb.selectChunkSQL(false, 10))
-	assert.Equal(t, "SELECT `id`,`region`,`note` FROM `app`.`orders` WHERE (`region`,`id`) > (?,?) ORDER BY `region`,`id` LIMIT 10",
-		tb.selectChunkSQL(true, 10))
 	odd := &table{schema: "a`b", name: "t", cols: []string{"x"}, write: []int{0}, key: []int{0}}
 	assert.Equal(t, "DELETE FROM `a``b`.`t` WHERE `x`=?", odd.deleteSQL())
 
@@ -105,62 +102,40 @@ func TestParseFlags(t *testing.T) {
 	assert.Equal(t, uint16(3307), o.target.Port)
 }
 
-func TestSnapTestCovers(t *testing.T) {
-	file := snapTest{pos: binlogstream.Position{File: "mysql-bin.000002", Offset: 500}}
-	a := &applier{flavor: "mariadb"}
-	ev := func(file string, end uint64, gtid string) place {
-		p, err := a.placeOf(&binlogstream.Event{End: binlogstream.Position{File: file, Offset: end}, GTID: gtid})
-		require.NoError(t, err)
-		return p
+// An earlier version's state continues only when its checkpoint is past
+// every table's snapshot position and key range; otherwise it is refused.
+func TestAdoptLegacy(t *testing.T) {
+	pos := func(f string, o uint64) binlogstream.Position { return binlogstream.Position{File: f, Offset: o} }
+	fileTok := binlogstream.StartAt(pos("mysql-bin.000003", 1000)).String()
+	rows := []legacyTable{
+		{name: "d.a", pos: pos("mysql-bin.000003", 900), done: true, segments: `[{"upto":["10"],"file":"mysql-bin.000002","pos":500,"gtid":""}]`},
+		{name: "d.b", pos: pos("mysql-bin.000003", 1000), done: true},
 	}
-	assert.True(t, file.covers(ev("mysql-bin.000001", 9000, "")))
-	assert.True(t, file.covers(ev("mysql-bin.000002", 500, "")), "the snapshot's last transaction ends at its position")
-	assert.False(t, file.covers(ev("mysql-bin.000002", 501, "")))
-	assert.False(t, file.covers(ev("mysql-bin.000010", 100, "")), "files compare by number")
+	names, err := adoptLegacy(fileTok, rows)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"d.a", "d.b"}, names)
 
-	tests, err := newSnapTests(map[string]snapState{"a.t": {gtid: "0-1-10,1-1-3"}}, "mariadb", true)
-	require.NoError(t, err)
-	g := tests["a.t"]
-	assert.True(t, g.covers(ev("x", 1, "0-1-10")))
-	assert.True(t, g.covers(ev("x", 1, "0-2-9")), "MariaDB sequence numbers, whatever the server id")
-	assert.False(t, g.covers(ev("x", 1, "0-1-11")))
-	assert.False(t, g.covers(ev("x", 1, "2-1-1")), "another domain")
-	_, err = a.placeOf(&binlogstream.Event{GTID: "0-x"})
-	assert.ErrorContains(t, err, `the GTID "0-x" of the event`)
-	_, err = newSnapTests(map[string]snapState{"a.t": {gtid: "nonsense"}}, "mariadb", true)
-	assert.ErrorContains(t, err, `snapshot state of a.t: GTID set "nonsense"`)
+	behind := binlogstream.StartAt(pos("mysql-bin.000003", 950)).String()
+	_, err = adoptLegacy(behind, rows)
+	assert.ErrorContains(t, err, "the checkpoint has not yet passed the position mysql-bin.000003:1000 of d.b's snapshot")
+	_, err = adoptLegacy("", rows)
+	assert.ErrorContains(t, err, "its snapshot is not finished")
+	unfinished := append([]legacyTable{}, rows...)
+	unfinished[1].done = false
+	_, err = adoptLegacy(fileTok, unfinished)
+	assert.ErrorContains(t, err, "its snapshot of d.b is not finished")
 
-	// Keys up to 100 copied as of 0-1-10, up to 250 as of 0-1-20, the rest
-	// as of 0-1-30.
-	tests, err = newSnapTests(map[string]snapState{"a.t": {gtid: "0-1-30", segs: []segment{
-		{Upto: []string{"100"}, GTID: "0-1-10"}, {Upto: []string{"250"}, GTID: "0-1-20"}}}}, "mariadb", true)
+	g, err := binlogstream.StartAtGTID("mariadb", "0-1-30")
 	require.NoError(t, err)
-	g = tests["a.t"]
-	at15 := ev("x", 1, "0-1-15")
-	assert.False(t, g.coversKey(at15, []string{"-3"}))
-	assert.False(t, g.coversKey(at15, []string{"100"}), "the bound belongs to its segment")
-	assert.True(t, g.coversKey(at15, []string{"101"}))
-	assert.True(t, g.coversKey(at15, []string{"250"}))
-	assert.True(t, g.coversKey(at15, []string{"1000"}))
-	assert.False(t, g.coversKey(ev("x", 1, "0-1-25"), []string{"200"}))
-	assert.True(t, g.coversKey(ev("x", 1, "0-1-25"), []string{"300"}))
-	assert.True(t, g.covers(ev("x", 1, "0-1-25")), "the newest position: the fast path is not taken")
-}
-
-func TestStreamStart(t *testing.T) {
-	tables := []*table{{schema: "d", name: "a"}, {schema: "d", name: "b"}}
-	snaps := map[string]snapState{
-		"d.a": {pos: binlogstream.Position{File: "mysql-bin.000003", Offset: 900}, gtid: "0-1-30",
-			segs: []segment{{Upto: []string{"10"}, File: "mysql-bin.000002", Pos: 500, GTID: "0-1-20"}}},
-		"d.b": {pos: binlogstream.Position{File: "mysql-bin.000002", Offset: 700}, gtid: "0-1-25"},
-	}
-	r, err := streamStart(snaps, tables, "mariadb", false)
+	grows := []legacyTable{{name: "d.a", gtid: "0-1-30", done: true, segments: `[{"upto":["10"],"gtid":"0-1-20"}]`}}
+	_, err = adoptLegacy(g.String(), grows)
 	require.NoError(t, err)
-	assert.Equal(t, binlogstream.StartAt(binlogstream.Position{File: "mysql-bin.000002", Offset: 500}), r,
-		"the key range of d.a copied first is the earliest")
-	r, err = streamStart(snaps, tables, "mariadb", true)
-	require.NoError(t, err)
-	assert.Equal(t, "0-1-20", r.Executed)
+	grows[0].gtid = "0-1-31"
+	_, err = adoptLegacy(g.String(), grows)
+	assert.ErrorContains(t, err, "has not yet passed")
+	grows[0].gtid = "nonsense"
+	_, err = adoptLegacy(g.String(), grows)
+	assert.ErrorContains(t, err, `a snapshot GTID set "nonsense"`)
 }
 
 func TestPasswordFiles(t *testing.T) {

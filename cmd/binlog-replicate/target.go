@@ -77,16 +77,10 @@ func openTarget(ctx context.Context, dsn binlogstream.DSN, stateDB, name string)
 			token VARCHAR(4096) NOT NULL,
 			updated TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6)
 		) ENGINE=InnoDB`,
-		"CREATE TABLE IF NOT EXISTS " + t.stateTable("snapshot") + ` (
+		// The tables this replication copies: fixed by its first run.
+		"CREATE TABLE IF NOT EXISTS " + t.stateTable("tables") + ` (
 			name VARCHAR(64) NOT NULL,
 			tbl VARCHAR(200) NOT NULL,
-			file VARCHAR(255) NOT NULL,
-			pos BIGINT UNSIGNED NOT NULL,
-			gtid VARCHAR(4096) NOT NULL,
-			copied BIGINT UNSIGNED NOT NULL DEFAULT 0,
-			done BOOL NOT NULL DEFAULT FALSE,
-			last_key VARCHAR(4096) NOT NULL DEFAULT '',
-			segments MEDIUMTEXT NULL,
 			PRIMARY KEY (name, tbl)
 		) ENGINE=InnoDB`,
 		"CREATE TABLE IF NOT EXISTS " + t.stateTable("schema_history") + ` (
@@ -143,22 +137,11 @@ func (t *target) exec(q string, args ...any) (*mysql.Result, error) {
 	return s.Execute(args...)
 }
 
-// snapState is how far the snapshot of one table got: the binlog position
-// its rows are consistent with (file position and GTID set), or, for the
-// key ranges of segs, older ones; rows copied, whether it is complete, and
-// the key of the last row copied (integer keys only).
-type snapState struct {
-	pos     binlogstream.Position
-	gtid    string
-	copied  uint64
-	done    bool
-	lastKey []string
-	segs    []segment
-}
-
-// loadState reads the checkpoint ("" before streaming began) and the
-// snapshot state of every table.
-func (t *target) loadState() (token string, snaps map[string]snapState, err error) {
+// loadState reads the checkpoint ("" before the first commit) and the
+// tables this replication copies (none before its first run). A state an
+// earlier version wrote (STATE_DB.snapshot) is adopted when its checkpoint
+// is past its snapshot (adoptLegacy) and refused otherwise.
+func (t *target) loadState() (token string, tables map[string]bool, err error) {
 	r, err := t.exec("SELECT token FROM "+t.stateTable("checkpoint")+" WHERE name = ?", t.name)
 	if err != nil {
 		return "", nil, fmt.Errorf("target: read the checkpoint: %w", err)
@@ -166,29 +149,78 @@ func (t *target) loadState() (token string, snaps map[string]snapState, err erro
 	if r.RowNumber() > 0 {
 		token, _ = r.GetString(0, 0)
 	}
-	r, err = t.exec("SELECT tbl, file, pos, gtid, copied, done, last_key, COALESCE(segments, '') FROM "+
-		t.stateTable("snapshot")+" WHERE name = ?", t.name)
+	tables = map[string]bool{}
+	r, err = t.exec("SELECT tbl FROM "+t.stateTable("tables")+" WHERE name = ?", t.name)
 	if err != nil {
-		return "", nil, fmt.Errorf("target: read the snapshot state: %w", err)
+		return "", nil, fmt.Errorf("target: read the table list: %w", err)
 	}
-	snaps = map[string]snapState{}
 	for i := range r.RowNumber() {
 		tbl, _ := r.GetString(i, 0)
-		file, _ := r.GetString(i, 1)
-		pos, _ := r.GetUint(i, 2)
-		gtid, _ := r.GetString(i, 3)
-		copied, _ := r.GetUint(i, 4)
-		done, _ := r.GetInt(i, 5)
-		last, _ := r.GetString(i, 6)
-		segText, _ := r.GetString(i, 7)
-		segs, err := decodeSegments(segText)
-		if err != nil {
-			return "", nil, fmt.Errorf("target: the snapshot state of %s: %w", tbl, err)
-		}
-		snaps[tbl] = snapState{pos: binlogstream.Position{File: file, Offset: pos}, gtid: gtid, copied: copied,
-			done: done != 0, lastKey: decodeKey(last), segs: segs}
+		tables[tbl] = true
 	}
-	return token, snaps, nil
+	legacy, err := t.loadLegacy()
+	if err != nil || len(legacy) == 0 {
+		return token, tables, err
+	}
+	names, err := adoptLegacy(token, legacy)
+	if err != nil {
+		return "", nil, err
+	}
+	err = t.inTx(func() error {
+		for _, n := range names {
+			tables[n] = true
+			if _, err := t.exec("INSERT IGNORE INTO "+t.stateTable("tables")+" (name, tbl) VALUES (?, ?)", t.name, n); err != nil {
+				return err
+			}
+		}
+		_, err := t.exec("DELETE FROM "+t.stateTable("snapshot")+" WHERE name = ?", t.name)
+		return err
+	})
+	if err != nil {
+		return "", nil, fmt.Errorf("target: adopt the earlier version's table list: %w", err)
+	}
+	return token, tables, nil
+}
+
+// loadLegacy reads an earlier version's snapshot state, if the target has
+// one for this name.
+func (t *target) loadLegacy() ([]legacyTable, error) {
+	r, err := t.exec("SELECT tbl, file, pos, gtid, done, COALESCE(segments, '') FROM "+t.stateTable("snapshot")+" WHERE name = ?", t.name)
+	var me *mysql.MyError
+	if errors.As(err, &me) && me.Code == mysql.ER_NO_SUCH_TABLE {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("target: read the earlier version's snapshot state: %w", err)
+	}
+	var out []legacyTable
+	for i := range r.RowNumber() {
+		var lt legacyTable
+		lt.name, _ = r.GetString(i, 0)
+		lt.pos.File, _ = r.GetString(i, 1)
+		lt.pos.Offset, _ = r.GetUint(i, 2)
+		lt.gtid, _ = r.GetString(i, 3)
+		done, _ := r.GetInt(i, 4)
+		lt.done = done != 0
+		lt.segments, _ = r.GetString(i, 5)
+		out = append(out, lt)
+	}
+	return out, nil
+}
+
+// saveTables records the replicated tables, before the first commit.
+func (t *target) saveTables(tables []*table) error {
+	return t.inTx(func() error {
+		if _, err := t.exec("DELETE FROM "+t.stateTable("tables")+" WHERE name = ?", t.name); err != nil {
+			return err
+		}
+		for _, tb := range tables {
+			if _, err := t.exec("INSERT INTO "+t.stateTable("tables")+" (name, tbl) VALUES (?, ?)", t.name, tb.String()); err != nil {
+				return fmt.Errorf("target: record the table list: %w", err)
+			}
+		}
+		return nil
+	})
 }
 
 // saveToken writes the checkpoint; call it inside the transaction whose

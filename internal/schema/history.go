@@ -50,7 +50,7 @@ func (t *Table) RowCols() []Column {
 		cols = append(cols, implicitRowStart, implicitRowEnd)
 	}
 	for i := range n {
-		cols = append(cols, hashColumn(i+1))
+		cols = append(cols, HashColumn(i+1))
 	}
 	return cols
 }

@@ -31,8 +31,8 @@ type keyPart struct {
 	length int // prefix length in characters, 0 for the whole column
 }
 
-// hashColumn is the hidden column of the n-th long unique key (from 1).
-func hashColumn(n int) Column {
+// HashColumn is the hidden column of the n-th long unique key (from 1).
+func HashColumn(n int) Column {
 	return Column{Name: fmt.Sprintf("DB_ROW_HASH_%d", n), DataType: "bigint", Type: "bigint unsigned", Unsigned: true,
 		Generated: true, Nullable: true}
 }

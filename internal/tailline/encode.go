@@ -64,9 +64,20 @@ func appendReadLine(b []byte, r *binlogstream.SnapshotRead, ev *binlogstream.Eve
 	b = append(b, `,"table":`...)
 	b = appendString(b, ev.Table.Name)
 	b = append(b, `,"row":`...)
-	b = appendRowImages(b, ev.Table, tf, nil, r.Row, nil, nil)
+	b = appendRowImages(b, ev.Table, tf, nil, r.Row, nil, absentTail(r.Row))
 	b = appendTailHead(b, ev)
 	return appendToken(b, ev.Resume)
+}
+
+// absentTail lists the Absent values a read row ends with (the hidden
+// hash columns of MariaDB's long unique keys, which a SELECT cannot read):
+// left out of the line, as a row image's skipped columns are.
+func absentTail(row []any) []int {
+	var skip []int
+	for i := len(row) - 1; i >= 0 && row[i] == binlogstream.Absent; i-- {
+		skip = append(skip, i)
+	}
+	return skip
 }
 
 // appendRowImages: the row, then `,"before":...` for an update. tf, when
