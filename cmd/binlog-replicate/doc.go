@@ -50,7 +50,8 @@
 //   - --metrics ADDR: serve Prometheus metrics at http://ADDR/metrics
 //     (HOST:PORT; port 0 picks a free one, and the URL is logged) from
 //     the start: the lag in seconds and binlog bytes, the row changes
-//     handled, the position, reconnects, failovers and the last error.
+//     handled, the snapshot's rows and tables left, the position,
+//     reconnects, failovers and the last error.
 //     An address that cannot be listened on ends the run at once.
 //     docs/metrics.md lists the metrics.
 //   - --source-password-file FILE, --target-password-file FILE: the

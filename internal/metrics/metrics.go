@@ -32,6 +32,12 @@ type Streamer interface {
 	Source() binlogstream.Source
 }
 
+// snapshotter is a streamer that takes a snapshot while streaming
+// (Config.Snapshot); *binlogstream.BinlogStreamer is one.
+type snapshotter interface {
+	SnapshotStats() binlogstream.SnapshotStats
+}
+
 // BinaryLogLister lists a server's binlog files with their sizes;
 // *binlogstream.SyncerSource is one. A scrape asks the streamer's current
 // source for them to compute the lag in bytes.
@@ -70,6 +76,10 @@ var (
 		"Binlog bytes the source holds after the position (SHOW BINARY LOGS at the scrape); absent when unknown.", nil, nil)
 	descPosition = prometheus.NewDesc("binlogstream_position_offset",
 		"Offset in the binlog file (label file) after the last acknowledged event, on the server it came from.", []string{"file"}, nil)
+	descSnapRows = prometheus.NewDesc("binlogstream_snapshot_rows_total",
+		"Rows the snapshot read and delivered (SnapshotRead events); not in rows_total.", nil, nil)
+	descSnapTables = prometheus.NewDesc("binlogstream_snapshot_tables",
+		"Tables the snapshot has still to read or is reading.", nil, nil)
 	descGTID = prometheus.NewDesc("binlogstream_position_gtid_info",
 		"GTID mode: the set of transactions delivered whole, in the label executed.", []string{"executed"}, nil)
 )
@@ -172,7 +182,7 @@ func (h hook) Fire(e *logrus.Entry) error {
 // Describe is prometheus.Collector's.
 func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRows, descEvents, descReconnects, descReconnectAttempts, descFailovers,
-		descLeaseChanges, descErrors, descLastError, descLastErrorTime, descLag, descLagBytes, descPosition, descGTID} {
+		descLeaseChanges, descErrors, descLastError, descLastErrorTime, descLag, descLagBytes, descPosition, descGTID, descSnapRows, descSnapTables} {
 		ch <- d
 	}
 }
@@ -215,6 +225,11 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	gauge(descLag, st.Lag.Seconds())
+	if sn, ok := s.(snapshotter); ok {
+		ss := sn.SnapshotStats()
+		counter(descSnapRows, ss.Rows)
+		gauge(descSnapTables, float64(ss.Tables))
+	}
 	if pos := st.Position; pos.IsGTID() {
 		gauge(descGTID, 1, pos.Executed)
 	}

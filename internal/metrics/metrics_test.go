@@ -122,6 +122,7 @@ func TestMetricsReadTheStreamerAndWhatIsFed(t *testing.T) {
 	assert.Equal(t, "b.000002", s.Label("binlogstream_position_offset", "file"))
 	assert.Equal(t, 600.0+300, value(t, s, "binlogstream_lag_bytes"))
 	assert.NotContains(t, s, "binlogstream_position_gtid_info", "file mode")
+	assert.NotContains(t, s, "binlogstream_snapshot_rows_total", "a streamer without snapshots")
 
 	// The next scrape reads the streamer again: a new file replaces the
 	// old series, GTID mode adds the set, and the position is At, the
@@ -137,6 +138,23 @@ func TestMetricsReadTheStreamerAndWhatIsFed(t *testing.T) {
 	assert.Equal(t, 0.0, value(t, s, "binlogstream_lag_bytes"))
 	assert.Equal(t, "0-1-77", s.Label("binlogstream_position_gtid_info", "executed"))
 	assert.Equal(t, 3.0, value(t, s, "binlogstream_lease_changes_total"))
+}
+
+type snapStreamer struct {
+	fakeStreamer
+	snap binlogstream.SnapshotStats
+}
+
+func (s *snapStreamer) SnapshotStats() binlogstream.SnapshotStats { return s.snap }
+
+func TestSnapshotMetrics(t *testing.T) {
+	m := metrics.New()
+	m.SetStreamer(&snapStreamer{snap: binlogstream.SnapshotStats{Tables: 2, Rows: 8192}})
+	m.AddRows(3)
+	s := scrape(t, m)
+	assert.Equal(t, 8192.0, value(t, s, "binlogstream_snapshot_rows_total"))
+	assert.Equal(t, 2.0, value(t, s, "binlogstream_snapshot_tables"))
+	assert.Equal(t, 3.0, value(t, s, "binlogstream_rows_total"), "snapshot rows are not row changes")
 }
 
 func TestLagBytesAbsentWhenUnknown(t *testing.T) {
