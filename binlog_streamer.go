@@ -163,6 +163,10 @@ type Stats struct {
 	Lag time.Duration
 	// Position is ResumePosition().
 	Position ResumePosition
+	// At is the binlog file and offset after the last delivered event, on
+	// the server it came from, in GTID mode too (where Position has no
+	// file); zero before this streamer's first delivery.
+	At Position
 }
 
 // BinlogStreamer streams a binlog to listeners with exactly-once delivery
@@ -190,7 +194,8 @@ type BinlogStreamer struct {
 	// after a heartbeat: Stats computes the lag from it, so the hot path
 	// does not read the clock.
 	lastTS    int64
-	delivered uint64 // Stats.Delivered
+	delivered uint64   // Stats.Delivered
+	at        Position // Stats.At
 	// stop target (StopAtCurrent): a GTID set in GTID mode, else a position
 	stopSet mysql.GTIDSet
 	stopPos Position
@@ -246,7 +251,7 @@ func (s *BinlogStreamer) ResumePosition() ResumePosition {
 // Stats returns the streamer's counters.
 func (s *BinlogStreamer) Stats() Stats {
 	s.mu.Lock()
-	pos, delivered, ts := s.resume, s.delivered, s.lastTS
+	pos, delivered, ts, at := s.resume, s.delivered, s.lastTS, s.at
 	s.mu.Unlock()
 	return Stats{
 		Delivered:             delivered,
@@ -258,6 +263,7 @@ func (s *BinlogStreamer) Stats() Stats {
 		Progress:              s.progressSent.Load(),
 		Lag:                   lagSince(ts),
 		Position:              pos,
+		At:                    at,
 	}
 }
 
@@ -740,13 +746,14 @@ func (s *BinlogStreamer) handle(ctx context.Context, listeners []Listener, be *r
 // the decision for.
 func (s *BinlogStreamer) afterDelivery(be *replication.BinlogEvent, d *decision) {
 	s.snap.at = d.end
-	// One lock for the three: atomics each would cost more per event.
+	// One lock for these: atomics each would cost more per event.
 	if s.progress.every > 0 { // no copy of the position per event otherwise
 		s.progress.delivered(d.after)
 	}
 	s.mu.Lock()
 	s.resume = d.after
 	s.delivered++
+	s.at = d.end
 	if ts := be.Header.Timestamp; ts != 0 {
 		s.lastTS = int64(ts)
 	}
@@ -883,6 +890,10 @@ func (s *BinlogStreamer) reachedStop() bool {
 type eventTracker interface {
 	observe(ev *replication.BinlogEvent, d *decision) error
 }
+
+// Source is the source the streamer reads: Config.Source, or after a
+// failover the candidate it moved to.
+func (s *BinlogStreamer) Source() Source { return s.source() }
 
 func (s *BinlogStreamer) source() Source {
 	s.mu.Lock()

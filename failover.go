@@ -297,6 +297,27 @@ func (s *SyncerSource) connect(ctx context.Context) (conn *client.Conn, done fun
 // BinaryLogs lists the binlog files the server has (SHOW BINARY LOGS),
 // oldest first.
 func (s *SyncerSource) BinaryLogs(ctx context.Context) ([]string, error) {
+	files, err := s.BinaryLogFiles(ctx)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = f.Name
+	}
+	return names, nil
+}
+
+// BinaryLogFile is a row of SHOW BINARY LOGS: a binlog file and its size
+// in bytes (the active file's size is where the server writes next).
+type BinaryLogFile struct {
+	Name string
+	Size uint64
+}
+
+// BinaryLogFiles lists the binlog files the server has with their sizes
+// (SHOW BINARY LOGS), oldest first.
+func (s *SyncerSource) BinaryLogFiles(ctx context.Context) ([]BinaryLogFile, error) {
 	conn, done, err := s.connect(ctx)
 	if err != nil {
 		return nil, err
@@ -306,15 +327,19 @@ func (s *SyncerSource) BinaryLogs(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("SHOW BINARY LOGS on %s: %w", s.cfg.DSN, err)
 	}
-	names := make([]string, 0, r.RowNumber())
+	files := make([]BinaryLogFile, 0, r.RowNumber())
 	for i := range r.RowNumber() {
 		n, err := r.GetString(i, 0)
 		if err != nil {
 			return nil, fmt.Errorf("SHOW BINARY LOGS on %s: %w", s.cfg.DSN, err)
 		}
-		names = append(names, strings.Clone(n)) // GetString aliases a pooled buffer
+		size, err := r.GetUint(i, 1)
+		if err != nil {
+			return nil, fmt.Errorf("SHOW BINARY LOGS on %s: %w", s.cfg.DSN, err)
+		}
+		files = append(files, BinaryLogFile{Name: strings.Clone(n), Size: size}) // GetString aliases a pooled buffer
 	}
-	return names, nil
+	return files, nil
 }
 
 // PurgedGTIDs is the GTID state the server's oldest binlog file starts

@@ -223,7 +223,7 @@ func TestStatsCountOneThingEach(t *testing.T) {
 	require.Positive(t, clean.stats.DroppedAtStart)
 	clean.stats.Lag = 0
 	assert.Equal(t, binlogstream.Stats{Delivered: uint64(len(sc.bl.Events) - k), DroppedAtStart: clean.stats.DroppedAtStart,
-		Position: clean.last}, clean.stats)
+		Position: clean.last, At: clean.last.Streamed}, clean.stats)
 
 	src := sc.source()
 	src.RefuseOpens(2) // opens 0 and 1 refused: the first dump is open 2

@@ -136,7 +136,7 @@ func (p *Publisher) retry(ctx context.Context, step func(context.Context) error)
 		if err == nil || ctx.Err() != nil || time.Now().After(deadline) || !transient(err) {
 			return err
 		}
-		p.cfg.Logger.Warnf("stream %s: %v; retrying", p.cfg.Stream, err)
+		p.cfg.Logger.WithError(err).Warnf("stream %s: retrying", p.cfg.Stream)
 		time.Sleep(250 * time.Millisecond)
 	}
 }
@@ -381,7 +381,7 @@ func (p *Publisher) send(ctx context.Context, u []*nats.Msg) error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("stream %s: publishing after sequence %d: %w", p.cfg.Stream, p.lastSeq, err)
 		}
-		p.cfg.Logger.Warnf("stream %s: publish failed, retrying: %v", p.cfg.Stream, err)
+		p.cfg.Logger.WithError(err).Warnf("stream %s: publish failed, retrying", p.cfg.Stream)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()

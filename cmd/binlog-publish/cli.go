@@ -18,6 +18,7 @@ import (
 
 	"github.com/binlogstream/binlogstream"
 	"github.com/binlogstream/binlogstream/internal/clikit"
+	"github.com/binlogstream/binlogstream/internal/metrics"
 	"github.com/binlogstream/binlogstream/publish"
 )
 
@@ -27,7 +28,7 @@ const defaultServerID = 0x424C50
 
 const usageText = `usage: binlog-publish --dsn DSN --nats URL[,URL...] --stream NAME
                       [--subject-prefix P] [--gtid] [--start ...] [--stop-at-current] [--tables ...]
-                      [--lease [--lease-key KEY] [--lease-ttl D]]
+                      [--lease [--lease-key KEY] [--lease-ttl D]] [--metrics ADDR]
 
 Publishes the binlog of a MySQL or MariaDB server (binlog_format=ROW) into the
 JetStream stream NAME, one message per line binlog-tail writes (the payload is
@@ -52,6 +53,7 @@ type options struct {
 	ServerID      uint
 	Quiet         bool
 	Lease         leaseFlags
+	Metrics       string
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -74,6 +76,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.UintVar(&o.ServerID, "server-id", defaultServerID, "replica server id to register with")
 	fs.BoolVar(&o.Quiet, "quiet", false, "no warnings on stderr")
 	o.Lease.register(fs)
+	fs.StringVar(&o.Metrics, "metrics", "", "serve Prometheus metrics at http://`ADDR`/metrics (HOST:PORT; see docs/metrics.md)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), usageText)
 		fs.PrintDefaults()
@@ -120,6 +123,10 @@ func cli(ctx context.Context, args []string, stderr io.Writer) int {
 // run publishes until a signal, --stop-at-current's target or an error.
 func run(ctx context.Context, o options, stderr io.Writer) error {
 	logger := clikit.NewLogger(stderr, o.Quiet)
+	m, err := serveMetrics(ctx, o.Metrics, logger, stderr, o.Quiet)
+	if err != nil {
+		return err
+	}
 	nc, err := nats.Connect(o.NATS, nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond))
 	if err != nil {
 		return fmt.Errorf("--nats: %w", err)
@@ -134,6 +141,9 @@ func run(ctx context.Context, o options, stderr io.Writer) error {
 		return err // a signal while waiting for the lease is a stop
 	}
 	defer release()
+	if m != nil && lease != nil {
+		m.SetLeaseChanges(lease.Changes)
+	}
 	pub, err := publish.Open(ctx, publish.Config{JetStream: js, Stream: o.Stream, Prefix: o.Prefix, Tables: o.Tables, Logger: logger, Lease: lease})
 	if err != nil {
 		return err
@@ -163,12 +173,12 @@ func run(ctx context.Context, o options, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return whileHeld(ctx, lease, func(ctx context.Context) error { return stream(ctx, o, pub, src, st, history, logger) })
+	return whileHeld(ctx, lease, func(ctx context.Context) error { return stream(ctx, o, pub, src, st, history, logger, m) })
 }
 
 // stream runs the streamer from the publisher's position into it.
 func stream(ctx context.Context, o options, pub *publish.Publisher, src binlogstream.Source, st binlogstream.ServerState,
-	history binlogstream.SchemaStore, logger logrus.FieldLogger) error {
+	history binlogstream.SchemaStore, logger logrus.FieldLogger, m *metrics.Metrics) error {
 	schema := &binlogstream.SchemaConfig{Snapshot: true, Store: history}
 	var progress time.Duration
 	if o.Tables != nil {
@@ -207,6 +217,10 @@ func stream(ctx context.Context, o options, pub *publish.Publisher, src binlogst
 		}
 		return nil
 	})
+	if m != nil {
+		m.SetStreamer(s)
+		s.AddListener(m.CountRows)
+	}
 	if !target.IsZero() && pub.From().Rows == 0 && pub.From().Streamed.Compare(target) >= 0 {
 		return nil // published up to the target already
 	}

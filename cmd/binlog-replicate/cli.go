@@ -22,6 +22,7 @@ type options struct {
 	serverID        uint
 	gtid            bool
 	stateDB, name   string
+	metrics         string
 	batch, chunk    int
 	readers         int
 	interval        time.Duration
@@ -92,6 +93,7 @@ func newFlagSet(o *options, raw *rawFlags, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.stopAtCurrent, "stop-at-current", false, "exit once everything the source had written at start-up is applied")
 	fs.BoolVar(&o.quiet, "quiet", false, "log warnings and errors only")
 	fs.BoolVar(&o.snapOnly, "snapshot-only", false, "exit after the snapshot")
+	fs.StringVar(&o.metrics, "metrics", "", "serve Prometheus metrics at http://`ADDR`/metrics (HOST:PORT; see docs/metrics.md)")
 	return fs
 }
 
@@ -204,6 +206,10 @@ func cli(ctx context.Context, args []string, stderr io.Writer) int {
 // replicate streams from the checkpoint (the first run: from the source's
 // current position, with a snapshot of the tables) until ctx ends.
 func replicate(ctx context.Context, log *logrus.Logger, o *options) error {
+	m, err := serveMetrics(ctx, o.metrics, log)
+	if err != nil {
+		return err
+	}
 	tgt, err := openTarget(ctx, o.target, o.stateDB, o.name)
 	if err != nil {
 		return err
@@ -289,6 +295,10 @@ func replicate(ctx context.Context, log *logrus.Logger, o *options) error {
 	defer s.Close()
 	a.snapshotDone = func() bool { return s.SnapshotStats().Tables == 0 }
 	s.AddListener(a.listen)
+	if m != nil {
+		m.SetStreamer(s)
+		s.AddListener(m.CountRows)
+	}
 	switch {
 	case o.snapOnly && start.IsGTID():
 		// Reached once the snapshot is read (the library's stop waits for

@@ -11,7 +11,7 @@
 //	    [--gtid [--failover DSN,...]] [--batch N] [--chunk N] [--snapshot-readers N]
 //	    [--checkpoint-interval D] [--heartbeat D] [--server-id N]
 //	    [--state-db NAME] [--name NAME] [--stop-at-current]
-//	    [--snapshot-only] [--quiet]
+//	    [--snapshot-only] [--quiet] [--metrics ADDR]
 //	    [--source-password-file FILE] [--target-password-file FILE]
 //
 // Flags:
@@ -47,6 +47,13 @@
 //     past the position it started from); a later run without it streams
 //     on from there.
 //   - --quiet: log warnings and errors only.
+//   - --metrics ADDR: serve Prometheus metrics at http://ADDR/metrics
+//     (HOST:PORT; port 0 picks a free one, and the URL is logged) from
+//     the start: the lag in seconds and binlog bytes, the row changes
+//     handled, the snapshot's rows and tables left, the position,
+//     reconnects, failovers and the last error.
+//     An address that cannot be listened on ends the run at once.
+//     docs/metrics.md lists the metrics.
 //   - --source-password-file FILE, --target-password-file FILE: the
 //     password of the DSNs written without one (--source-password-file
 //     also serves --failover), from FILE's first line.

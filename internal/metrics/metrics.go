@@ -1,0 +1,293 @@
+// Package metrics is what binlog-publish and binlog-replicate serve to
+// Prometheus with --metrics ADDR: a collector that reads the streamer's
+// counters and position at each scrape, the row changes and errors the
+// command feeds it, and the HTTP server of /metrics on a registry of its
+// own. docs/metrics.md lists the metrics.
+package metrics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/sirupsen/logrus"
+
+	"github.com/binlogstream/binlogstream"
+)
+
+// Streamer is what a scrape reads from the running streamer;
+// *binlogstream.BinlogStreamer is one.
+type Streamer interface {
+	Stats() binlogstream.Stats
+	Source() binlogstream.Source
+}
+
+// snapshotter is a streamer that takes a snapshot while streaming
+// (Config.Snapshot); *binlogstream.BinlogStreamer is one.
+type snapshotter interface {
+	SnapshotStats() binlogstream.SnapshotStats
+}
+
+// BinaryLogLister lists a server's binlog files with their sizes;
+// *binlogstream.SyncerSource is one. A scrape asks the streamer's current
+// source for them to compute the lag in bytes.
+type BinaryLogLister interface {
+	BinaryLogFiles(ctx context.Context) ([]binlogstream.BinaryLogFile, error)
+}
+
+// maxLabel bounds the last error's message label, in bytes.
+const maxLabel = 1024
+
+// listTimeout bounds a scrape's SHOW BINARY LOGS.
+const listTimeout = 3 * time.Second
+
+var (
+	descRows = prometheus.NewDesc("binlogstream_rows_total",
+		"Row changes delivered by the streamer and handled by the command (rate() is rows/s).", nil, nil)
+	descEvents = prometheus.NewDesc("binlogstream_events_total",
+		"Binlog events every listener acknowledged.", nil, nil)
+	descReconnects = prometheus.NewDesc("binlogstream_reconnects_total",
+		"Dumps opened again after a lost connection, on the same server or after a failover.", nil, nil)
+	descReconnectAttempts = prometheus.NewDesc("binlogstream_reconnect_attempts_total",
+		"Tries to open a dump after a lost connection, failed ones included.", nil, nil)
+	descFailovers = prometheus.NewDesc("binlogstream_failovers_total",
+		"Moves of the stream to another server.", nil, nil)
+	descLeaseChanges = prometheus.NewDesc("binlogstream_lease_changes_total",
+		"Times this process took or lost the source's lease.", nil, nil)
+	descErrors = prometheus.NewDesc("binlogstream_errors_total",
+		"Errors logged: warnings with an error (lost connections, retried publishes) and errors.", nil, nil)
+	descLastError = prometheus.NewDesc("binlogstream_last_error_info",
+		"The last error logged, in the label message; absent before the first.", []string{"message"}, nil)
+	descLastErrorTime = prometheus.NewDesc("binlogstream_last_error_timestamp_seconds",
+		"Unix time of the last error logged; absent before the first.", nil, nil)
+	descLag = prometheus.NewDesc("binlogstream_lag_seconds",
+		"Now minus the timestamp of the last delivered event; 0 once the source sent a heartbeat (nothing more to send).", nil, nil)
+	descLagBytes = prometheus.NewDesc("binlogstream_lag_bytes",
+		"Binlog bytes the source holds after the position (SHOW BINARY LOGS at the scrape); absent when unknown.", nil, nil)
+	descPosition = prometheus.NewDesc("binlogstream_position_offset",
+		"Offset in the binlog file (label file) after the last acknowledged event, on the server it came from.", []string{"file"}, nil)
+	descSnapRows = prometheus.NewDesc("binlogstream_snapshot_rows_total",
+		"Rows the snapshot read and delivered (SnapshotRead events); not in rows_total.", nil, nil)
+	descSnapTables = prometheus.NewDesc("binlogstream_snapshot_tables",
+		"Tables the snapshot has still to read or is reading.", nil, nil)
+	descGTID = prometheus.NewDesc("binlogstream_position_gtid_info",
+		"GTID mode: the set of transactions delivered whole, in the label executed.", []string{"executed"}, nil)
+)
+
+// Metrics holds what a command feeds and reads the streamer at scrape
+// time. The zero value is not usable; call New.
+type Metrics struct {
+	reg  *prometheus.Registry
+	rows atomic.Uint64
+
+	mu        sync.Mutex
+	streamer  Streamer
+	lease     func() uint64
+	errors    uint64
+	lastErr   string
+	lastErrAt time.Time
+}
+
+// New returns Metrics on a registry of its own, which also holds the Go
+// runtime's and the process's collectors.
+func New() *Metrics {
+	m := &Metrics{reg: prometheus.NewRegistry()}
+	m.reg.MustRegister(m, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// SetStreamer makes scrapes read s: its counters, lag and position.
+// Before it, the counters read 0 and the lag and position are absent.
+func (m *Metrics) SetStreamer(s Streamer) {
+	m.mu.Lock()
+	m.streamer = s
+	m.mu.Unlock()
+}
+
+// SetLeaseChanges makes binlogstream_lease_changes_total read f; it reads
+// 0 without one.
+func (m *Metrics) SetLeaseChanges(f func() uint64) {
+	m.mu.Lock()
+	m.lease = f
+	m.mu.Unlock()
+}
+
+// AddRows counts n row changes.
+func (m *Metrics) AddRows(n int) { m.rows.Add(uint64(n)) }
+
+// CountRows is a binlogstream.Listener that counts the row changes of
+// each event it gets; added after the command's own listener, it counts
+// those the command handled.
+func (m *Metrics) CountRows(_ context.Context, ev binlogstream.Event) error {
+	m.rows.Add(uint64(binlogstream.RowChanges(ev.BinlogEvent)))
+	return nil
+}
+
+// Error records err as the last error.
+func (m *Metrics) Error(err error) {
+	if err != nil {
+		m.record(err.Error(), time.Now())
+	}
+}
+
+func (m *Metrics) record(msg string, at time.Time) {
+	msg = strings.ToValidUTF8(strings.Join(strings.Fields(msg), " "), "?")
+	if len(msg) > maxLabel {
+		cut := maxLabel
+		for cut > 0 && msg[cut]&0xC0 == 0x80 { // not inside a UTF-8 sequence
+			cut--
+		}
+		msg = msg[:cut] + "..."
+	}
+	m.mu.Lock()
+	m.errors++
+	m.lastErr, m.lastErrAt = msg, at
+	m.mu.Unlock()
+}
+
+// Hook is a logrus hook that records as the last error each entry at
+// warning level or worse that carries an error (logrus.ErrorKey, as
+// WithError sets), and each entry at error level or worse.
+func (m *Metrics) Hook() logrus.Hook { return hook{m} }
+
+type hook struct{ m *Metrics }
+
+func (hook) Levels() []logrus.Level {
+	return []logrus.Level{logrus.PanicLevel, logrus.FatalLevel, logrus.ErrorLevel, logrus.WarnLevel}
+}
+
+func (h hook) Fire(e *logrus.Entry) error {
+	err, ok := e.Data[logrus.ErrorKey]
+	if !ok && e.Level > logrus.ErrorLevel {
+		return nil
+	}
+	msg := e.Message
+	if ok {
+		msg += ": " + fmt.Sprint(err)
+	}
+	h.m.record(msg, e.Time)
+	return nil
+}
+
+// Describe is prometheus.Collector's.
+func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descRows, descEvents, descReconnects, descReconnectAttempts, descFailovers,
+		descLeaseChanges, descErrors, descLastError, descLastErrorTime, descLag, descLagBytes, descPosition, descGTID, descSnapRows, descSnapTables} {
+		ch <- d
+	}
+}
+
+// Collect is prometheus.Collector's: it reads the streamer's Stats, then
+// (for the lag in bytes) its source's binlog files, so the files are
+// never older than the position.
+func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
+	m.mu.Lock()
+	s, lease := m.streamer, m.lease
+	nerr, lastErr, lastAt := m.errors, m.lastErr, m.lastErrAt
+	m.mu.Unlock()
+
+	var st binlogstream.Stats
+	if s != nil {
+		st = s.Stats()
+	}
+	var leases uint64
+	if lease != nil {
+		leases = lease()
+	}
+	counter := func(d *prometheus.Desc, v uint64) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v))
+	}
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	counter(descRows, m.rows.Load())
+	counter(descEvents, st.Delivered)
+	counter(descReconnects, st.Reconnects)
+	counter(descReconnectAttempts, st.ReconnectAttempts)
+	counter(descFailovers, st.Failovers)
+	counter(descLeaseChanges, leases)
+	counter(descErrors, nerr)
+	if lastErr != "" {
+		gauge(descLastError, 1, lastErr)
+		gauge(descLastErrorTime, float64(lastAt.UnixNano())/1e9)
+	}
+	if s == nil {
+		return
+	}
+	gauge(descLag, st.Lag.Seconds())
+	if sn, ok := s.(snapshotter); ok {
+		ss := sn.SnapshotStats()
+		counter(descSnapRows, ss.Rows)
+		gauge(descSnapTables, float64(ss.Tables))
+	}
+	if pos := st.Position; pos.IsGTID() {
+		gauge(descGTID, 1, pos.Executed)
+	}
+	at := st.At
+	if at.File == "" {
+		at = st.Position.Streamed // before the first event: the start's
+	}
+	if at.File == "" {
+		return // a GTID-mode start before its first event
+	}
+	gauge(descPosition, float64(at.Offset), at.File)
+	if l, ok := s.Source().(BinaryLogLister); ok {
+		ctx, cancel := context.WithTimeout(context.Background(), listTimeout)
+		files, err := l.BinaryLogFiles(ctx)
+		cancel()
+		if n, ok := BytesBehind(files, at); err == nil && ok {
+			gauge(descLagBytes, float64(n))
+		}
+	}
+}
+
+// BytesBehind is how many bytes files (SHOW BINARY LOGS, oldest first)
+// hold after at: the rest of at's file and every later file. ok is false
+// when at's file is not among them (purged, or another server's).
+func BytesBehind(files []binlogstream.BinaryLogFile, at binlogstream.Position) (n uint64, ok bool) {
+	i := slices.IndexFunc(files, func(f binlogstream.BinaryLogFile) bool { return f.Name == at.File })
+	if i < 0 {
+		return 0, false
+	}
+	if files[i].Size > at.Offset {
+		n = files[i].Size - at.Offset
+	}
+	for _, f := range files[i+1:] {
+		n += f.Size
+	}
+	return n, true
+}
+
+// Handler serves the registry in Prometheus' exposition formats.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+}
+
+// Serve listens on addr (host:port; port 0 picks a free one) and serves
+// /metrics until ctx ends. It returns the address it listens on, or why
+// it cannot listen.
+func (m *Metrics) Serve(ctx context.Context, addr string) (net.Addr, error) {
+	if addr == "" {
+		return nil, errors.New("no address: want HOST:PORT, e.g. 127.0.0.1:9180")
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", m.Handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	context.AfterFunc(ctx, func() { _ = srv.Close() })
+	return ln.Addr(), nil
+}
