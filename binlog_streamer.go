@@ -566,23 +566,29 @@ func (s *BinlogStreamer) streamEvent(ctx context.Context, listeners []Listener, 
 	if err := tr.observe(be, d); err != nil {
 		return false, err
 	}
+	d.between = tr.between()
 	switch d.action {
 	case actIgnore:
 		return s.ignoreEvent(ctx, listeners, d)
 	case actDrop:
 		return false, s.dropEvent(ctx, listeners, be, d, dropped)
 	case actExpand:
-		return s.expandPayload(ctx, listeners, be, tr.(*gtidTracker), di, from, dropped)
+		err = s.expandPayload(ctx, listeners, be, tr.(*gtidTracker), di, from, dropped)
+		d.between = tr.between()
+	default:
+		if pe, ok := be.Event.(*replication.TransactionPayloadEvent); ok && len(pe.Events) > 0 {
+			err = s.deliverPayload(ctx, listeners, pe, d, di, from, dropped)
+		} else {
+			err = s.handle(ctx, listeners, be, d, from, dropped, arena)
+		}
 	}
-	if pe, ok := be.Event.(*replication.TransactionPayloadEvent); ok && len(pe.Events) > 0 {
-		if err := s.deliverPayload(ctx, listeners, pe, d, di, from, dropped); err != nil {
+	if err != nil {
+		return false, err
+	}
+	if d.between || snapAnywhere { // chunks go between source transactions, never inside one
+		if err := s.pumpSnapshot(ctx, listeners); err != nil {
 			return false, err
 		}
-	} else if err := s.handle(ctx, listeners, be, d, from, dropped, arena); err != nil {
-		return false, err
-	}
-	if err := s.pumpSnapshot(ctx, listeners); err != nil {
-		return false, err
 	}
 	return s.reachedStop(), nil
 }
@@ -597,8 +603,10 @@ func (s *BinlogStreamer) ignoreEvent(ctx context.Context, listeners []Listener, 
 	s.mu.Lock()
 	s.lastTS = 0
 	s.mu.Unlock()
-	if err := s.pumpSnapshot(ctx, listeners); err != nil {
-		return false, err
+	if d.between || snapAnywhere {
+		if err := s.pumpSnapshot(ctx, listeners); err != nil {
+			return false, err
+		}
 	}
 	if s.reachedStop() { // a target set while the stream was idle
 		return true, nil
@@ -620,18 +628,18 @@ func (s *BinlogStreamer) dropEvent(ctx context.Context, listeners []Listener, be
 }
 
 // expandPayload tracks and handles, one by one, the inner events of a
-// GTID-mode Transaction_payload; stop once the stop target is reached.
+// GTID-mode Transaction_payload.
 func (s *BinlogStreamer) expandPayload(ctx context.Context, listeners []Listener, be *replication.BinlogEvent, gt *gtidTracker,
-	di *decision, from *ResumePosition, dropped *atomic.Uint64) (stop bool, err error) {
+	di *decision, from *ResumePosition, dropped *atomic.Uint64) error {
 	for _, inner := range be.Event.(*replication.TransactionPayloadEvent).Events {
 		if err := gt.observeInner(inner, di); err != nil {
-			return false, err
+			return err
 		}
 		if err := s.handle(ctx, listeners, inner, di, from, dropped, nil); err != nil {
-			return false, err
+			return err
 		}
 	}
-	return s.reachedStop(), nil
+	return nil
 }
 
 // deliverPayload delivers the inner events of a file-mode
@@ -889,6 +897,9 @@ func (s *BinlogStreamer) reachedStop() bool {
 // mode (gtidTracker).
 type eventTracker interface {
 	observe(ev *replication.BinlogEvent, d *decision) error
+	// between reports whether the last event observed left the stream
+	// between transactions (and statements): no source transaction open.
+	between() bool
 }
 
 // Source is the source the streamer reads: Config.Source, or after a

@@ -29,3 +29,11 @@ func SnapshotReadAges(f func(time.Duration)) (undo func()) {
 	snapReadAge = f
 	return func() { snapReadAge = nil }
 }
+
+// SnapshotAttachAnywhere lets chunks attach after any event, inside source
+// transactions too, until the returned func is called: the negative
+// control of TestSnapshotReadsBetweenTransactions.
+func SnapshotAttachAnywhere() (undo func()) {
+	snapAnywhere = true
+	return func() { snapAnywhere = false }
+}

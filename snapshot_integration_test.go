@@ -39,6 +39,10 @@ type snapFold struct {
 	changes int
 	err     error
 	hist    map[string][]string
+	// inTxn: the events delivered so far leave a source transaction
+	// open; readsInTxn counts the reads delivered inside one.
+	inTxn      bool
+	readsInTxn int
 }
 
 func newSnapFold(keys map[string][]string) *snapFold {
@@ -97,6 +101,23 @@ func (f *snapFold) key(tn string, tbl *binlogstream.Table, vals []any) string {
 
 // apply folds one event; it returns the key of a read row ("" otherwise).
 func (f *snapFold) apply(ev binlogstream.Event) string {
+	switch e := ev.Event.(type) {
+	case *replication.MariadbGTIDEvent:
+		f.inTxn = e.Flags&replication.BINLOG_MARIADB_FL_STANDALONE == 0
+	case *replication.QueryEvent:
+		switch strings.ToUpper(strings.TrimSpace(string(e.Query))) {
+		case "BEGIN":
+			f.inTxn = true
+		case "COMMIT":
+			f.inTxn = false
+		}
+	case *replication.XIDEvent:
+		f.inTxn = false
+	case *binlogstream.SnapshotRead:
+		if f.inTxn {
+			f.readsInTxn++
+		}
+	}
 	if ev.Table == nil {
 		return ""
 	}
@@ -386,6 +407,9 @@ func snapshotUnderWrites(t *testing.T, rows, crashes int) error {
 	if !maps.Equal(want, f.rows["app.big"]) {
 		return fmt.Errorf("the fold (%d rows) differs from the table (%d rows)", len(f.rows["app.big"]), len(want))
 	}
+	if f.readsInTxn > 0 {
+		return fmt.Errorf("%d of %d reads were delivered inside a source transaction", f.readsInTxn, f.reads)
+	}
 	t.Logf("%d rows at the start, %d at the end; %d writes; %d reads, %d row changes delivered; %d crashes; %v; "+
 		"snapshot transactions: %d of %d INNODB_TRX samples saw one, oldest %v (trx_started has whole seconds), longest read %v; "+
 		"last run: %d chunks, %d read again",
@@ -589,4 +613,72 @@ func TestSnapshotCrashesMatchUninterrupted(t *testing.T) {
 	require.Equal(t, len(want), len(got))
 	require.Equal(t, want, got)
 	t.Logf("%d entries, %d crashes", len(want), crashes)
+}
+
+// TestSnapshotReadsBetweenTransactions: chunks are delivered between
+// source transactions, never inside one, so a consumer that commits at
+// each transaction's end (a target transaction, an atomic batch) never
+// holds a chunk's rows inside a source transaction, and a transaction
+// replayed after a crash holds the same lines. Transactions of several
+// statements and rows events run while a table is read; the negative
+// control attaches chunks after any event and finds reads inside them.
+func TestSnapshotReadsBetweenTransactions(t *testing.T) {
+	run := func(t *testing.T) *snapFold {
+		srv := snapServer(t)
+		srv.Exec(t, "CREATE DATABASE app", "USE app",
+			"CREATE TABLE t (id INT PRIMARY KEY, v INT NOT NULL, pad VARCHAR(40) NOT NULL)",
+			"INSERT INTO t SELECT seq, 0, 'initial' FROM seq_1_to_30000")
+		start := binlogstream.StartAt(masterPos(t, srv))
+		pats, err := binlogstream.ParseTablePatterns("app.t")
+		require.NoError(t, err)
+		f := newSnapFold(map[string][]string{"app.t": {"id"}})
+		stopWrites, stopRun := make(chan struct{}), make(chan struct{})
+		var read atomic.Int64
+		var wg sync.WaitGroup
+		c := srv.Conn(t, "root")
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(3, 4))
+			for i := 0; ; i++ {
+				select {
+				case <-stopWrites:
+					return
+				default:
+				}
+				at := rng.IntN(30000)
+				for _, q := range []string{"BEGIN",
+					fmt.Sprintf("UPDATE app.t SET v = v + 1, pad = 'several rows events' WHERE id BETWEEN %d AND %d", at, at+40),
+					fmt.Sprintf("INSERT INTO app.t VALUES (%d, 1, 'inserted')", 100000+i),
+					fmt.Sprintf("DELETE FROM app.t WHERE id = %d", rng.IntN(30000)),
+					"COMMIT"} {
+					if _, err := c.Execute(q); err != nil {
+						t.Errorf("%s: %v", q, err)
+						return
+					}
+				}
+			}
+		})
+		go func() {
+			for read.Load() < 20000 {
+				time.Sleep(20 * time.Millisecond)
+			}
+			close(stopWrites)
+			wg.Wait()
+			close(stopRun)
+		}()
+		r := runSnapshot(t, itSource(t, srv), start, &binlogstream.SnapshotConfig{Tables: pats, ChunkRows: 300}, f, nil, stopRun,
+			func(string) { read.Add(1) })
+		require.NoError(t, r.err)
+		require.NoError(t, f.err)
+		require.Equal(t, tableRows(t, srv, "app.t", []string{"id"}), f.rows["app.t"])
+		return f
+	}
+	f := run(t)
+	require.Zero(t, f.readsInTxn, "reads delivered inside a source transaction")
+	t.Logf("%d reads, %d row changes, none of the reads inside a source transaction", f.reads, f.changes)
+
+	undo := binlogstream.SnapshotAttachAnywhere()
+	defer undo()
+	nf := run(t)
+	require.Positive(t, nf.readsInTxn, "negative control: chunks attached after any event")
+	t.Logf("negative control: %d of %d reads inside a source transaction", nf.readsInTxn, nf.reads)
 }

@@ -178,6 +178,10 @@ func comparePos(a, b snapshot.Pos) int {
 // snapNoFold: the tests' negative control (SnapshotNoFold).
 var snapNoFold bool
 
+// snapAnywhere: the tests' negative control (SnapshotAttachAnywhere):
+// chunks attach inside source transactions too.
+var snapAnywhere bool
+
 // snapReadAge, when set, sees each chunk read's transaction lifetime as
 // the read is taken in (the benchmarks' SnapshotReadAges).
 var snapReadAge func(time.Duration)

@@ -46,6 +46,9 @@ type decision struct {
 	// right after it. Both are only meaningful for actDeliver and actDrop.
 	before, after ResumePosition
 	heartbeat     bool
+	// between: the event left the stream between source transactions
+	// (set by the streamer from eventTracker.between).
+	between bool
 }
 
 type txnStage uint8
@@ -405,6 +408,8 @@ func (t *tracker) updateState(ev *replication.BinlogEvent) string {
 	}
 	return t.gtid
 }
+
+func (t *tracker) between() bool { return !t.pending && t.stage == txnNone }
 
 func (t *tracker) endTxn() string {
 	g := t.gtid

@@ -126,6 +126,8 @@ const (
 	gtidMariaDB
 )
 
+func (t *gtidTracker) between() bool { return t.stage == txnNone }
+
 func newGTIDTracker(from ResumePosition) (*gtidTracker, error) {
 	set, err := mysql.ParseGTIDSet(from.Flavor, from.Executed)
 	if err != nil {
