@@ -13,6 +13,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/binlogstream/binlogstream"
+	"github.com/binlogstream/binlogstream/internal/clikit"
 )
 
 type options struct {
@@ -128,7 +129,7 @@ func (o *options) readPasswordFiles(raw rawFlags) (string, error) {
 			continue
 		}
 		var err error
-		if *f.pw, err = readPasswordFile(f.name, f.path); err != nil {
+		if *f.pw, err = clikit.ReadPasswordFile(f.name, f.path); err != nil {
 			return "", err
 		}
 		if f.dsn.Password == "" {

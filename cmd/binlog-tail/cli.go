@@ -212,7 +212,7 @@ func (o *options) resolveDSN(raw rawFlags) (string, error) {
 		}
 		o.DSN = d
 	}
-	password, err := defaultPassword(raw.passwordFile)
+	password, err := clikit.DefaultPassword(raw.passwordFile)
 	if err != nil {
 		return "", err
 	}
@@ -357,41 +357,6 @@ func startCPUProfile(path string) (stop func() error, err error) {
 // one.
 func oneLine(msg string) string {
 	return strings.Join(strings.Fields(msg), " ")
-}
-
-// defaultPassword is the password of the DSNs that have none: the first
-// line of --password-file when given, else $MYSQL_PWD (as the MySQL
-// clients read it), else "". The file must give no access to group or
-// others: a password readable by every local user is no secret.
-func defaultPassword(path string) (string, error) {
-	if path == "" {
-		return os.Getenv("MYSQL_PWD"), nil
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return "", fmt.Errorf("--password-file: %w", err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return "", fmt.Errorf("--password-file: %w", err)
-	}
-	if m := st.Mode().Perm(); m&0o077 != 0 {
-		return "", fmt.Errorf("--password-file %s: mode %04o gives group or others access; run chmod 600 %s", path, m, path)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, 4097))
-	if err != nil {
-		return "", fmt.Errorf("--password-file %s: %w", path, err)
-	}
-	if len(b) > 4096 {
-		return "", fmt.Errorf("--password-file %s: longer than 4096 bytes, not a password file", path)
-	}
-	pw, _, _ := strings.Cut(string(b), "\n")
-	pw = strings.TrimSuffix(pw, "\r")
-	if pw == "" {
-		return "", fmt.Errorf("--password-file %s: the first line is empty", path)
-	}
-	return pw, nil
 }
 
 // runTail streams the source the options name to o.Out until a signal,
