@@ -154,7 +154,7 @@ func benchWorkload(b *testing.B, s *mariadb.Server) (rows int) {
 // does (schema snapshot on) and keeps the events.
 func captureEvents(b *testing.B, s *mariadb.Server, start, end binlogstream.Position) []binlogstream.Event {
 	o := options{DSN: binlogstream.DSN{User: s.ReplUser(), Password: s.ReplPassword(), Host: s.Host(), Port: uint16(s.Port())}, ServerID: 77}
-	src, err := binlogstream.NewSyncerSource(o.syncerConfig(mysql.MariaDBFlavor))
+	src, err := binlogstream.NewSyncerSource(o.syncerConfig(o.DSN, mysql.MariaDBFlavor))
 	if err != nil {
 		b.Fatal(err)
 	}

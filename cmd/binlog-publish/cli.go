@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -27,7 +26,8 @@ import (
 const defaultServerID = 0x424C50
 
 const usageText = `usage: binlog-publish --dsn DSN --nats URL[,URL...] --stream NAME
-                      [--subject-prefix P] [--gtid] [--start ...] [--stop-at-current] [--tables ...]
+                      [--subject-prefix P] [--gtid [--failover-to DSN]...] [--start ...] [--stop-at-current]
+                      [--tables ...] [--snapshot] [--password-file FILE]
                       [--lease [--lease-key KEY] [--lease-ttl D]] [--metrics ADDR]
 
 Publishes the binlog of a MySQL or MariaDB server (binlog_format=ROW) into the
@@ -42,7 +42,9 @@ Flags:
 `
 
 type options struct {
-	DSN           binlogstream.DSN
+	DSN binlogstream.DSN
+	// FailoverTo are the servers the stream may fail over to (--gtid).
+	FailoverTo    []binlogstream.DSN
 	NATS          string
 	Stream        string
 	Prefix        string
@@ -50,18 +52,29 @@ type options struct {
 	Start         string
 	StopAtCurrent bool
 	Tables        binlogstream.TablePatterns
-	ServerID      uint
-	Quiet         bool
-	Lease         leaseFlags
-	Metrics       string
+	// Snapshot reads the rows the tables already hold while streaming;
+	// SnapshotReaders and SnapshotChunkRows are SnapshotConfig's.
+	Snapshot                           bool
+	SnapshotReaders, SnapshotChunkRows uint
+	ServerID                           uint
+	Quiet                              bool
+	Lease                              leaseFlags
+	Metrics                            string
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
-	var dsn string
+	var dsn, passwordFile string
+	var failoverTo []string
 	fs := flag.NewFlagSet("binlog-publish", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&dsn, "dsn", "", "source server, a go-sql-driver DSN: USER:PASS@tcp(HOST:PORT)/ (the password may come from MYSQL_PWD instead)")
+	fs.StringVar(&dsn, "dsn", "", "source server, a go-sql-driver DSN: USER:PASS@tcp(HOST:PORT)/ (a DSN without a password takes --password-file's, else MYSQL_PWD)")
+	fs.StringVar(&passwordFile, "password-file", "", "the password of every DSN written without one, from the first line of `FILE` (chmod 600)")
+	fs.Func("failover-to", "`DSN` of a server the stream may fail over to when --dsn stays unreachable (repeatable, tried in order; needs --gtid; "+
+		"refused unless it holds every transaction already published)", func(s string) error {
+		failoverTo = append(failoverTo, s) // parsed below: flag's own errors would print the password
+		return nil
+	})
 	fs.StringVar(&o.NATS, "nats", "", "NATS server `URL`s, comma-separated")
 	fs.StringVar(&o.Stream, "stream", "", "JetStream stream `NAME`; created when missing (subjects P.>, min(3, servers) replicas, atomic batches)")
 	fs.StringVar(&o.Prefix, "subject-prefix", publish.DefaultPrefix, "the subjects' first token `P`")
@@ -73,6 +86,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		o.Tables = p
 		return err
 	})
+	fs.BoolVar(&o.Snapshot, "snapshot", false, "also publish the rows the tables --tables selects (all tables without it) already hold, "+
+		"read in key chunks while streaming (as binlog-tail --snapshot)")
+	fs.UintVar(&o.SnapshotReaders, "snapshot-readers", 0, "--snapshot: chunk reads at once, one connection each (0: the library's default)")
+	fs.UintVar(&o.SnapshotChunkRows, "snapshot-chunk-rows", 0, "--snapshot: rows per chunk read (0: the library's default)")
 	fs.UintVar(&o.ServerID, "server-id", defaultServerID, "replica server id to register with")
 	fs.BoolVar(&o.Quiet, "quiet", false, "no warnings on stderr")
 	o.Lease.register(fs)
@@ -90,14 +107,34 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if dsn == "" || o.NATS == "" || o.Stream == "" {
 		return o, errors.New("--dsn, --nats and --stream are required (see --help)")
 	}
+	password, err := clikit.DefaultPassword(passwordFile)
+	if err != nil {
+		return o, err
+	}
 	d, err := binlogstream.ParseDSN(dsn)
 	if err != nil {
 		return o, err
 	}
 	if d.Password == "" {
-		d.Password = os.Getenv("MYSQL_PWD")
+		d.Password = password
 	}
 	o.DSN = d
+	for _, s := range failoverTo {
+		d, err := binlogstream.ParseDSN(s)
+		if err != nil {
+			return o, fmt.Errorf("--failover-to: %w", err)
+		}
+		if d.Password == "" {
+			d.Password = password
+		}
+		o.FailoverTo = append(o.FailoverTo, d)
+	}
+	if len(o.FailoverTo) > 0 && !o.GTID {
+		return o, errors.New("--failover-to needs --gtid: file positions differ from server to server, GTID sets do not")
+	}
+	if !o.Snapshot && (o.SnapshotReaders != 0 || o.SnapshotChunkRows != 0) {
+		return o, errors.New("--snapshot-readers and --snapshot-chunk-rows need --snapshot")
+	}
 	if o.ServerID == 0 || o.ServerID > 1<<32-1 {
 		return o, fmt.Errorf("--server-id %d: want 1..4294967295", o.ServerID)
 	}
@@ -152,7 +189,7 @@ func run(ctx context.Context, o options, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	src, err := binlogstream.NewSyncerSource(o.syncerConfig(flavor))
+	src, err := binlogstream.NewSyncerSource(o.syncerConfig(o.DSN, flavor))
 	if err != nil {
 		return err
 	}
@@ -173,11 +210,11 @@ func run(ctx context.Context, o options, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return whileHeld(ctx, lease, func(ctx context.Context) error { return stream(ctx, o, pub, src, st, history, logger, m) })
+	return whileHeld(ctx, lease, func(ctx context.Context) error { return stream(ctx, o, flavor, pub, src, st, history, logger, m) })
 }
 
 // stream runs the streamer from the publisher's position into it.
-func stream(ctx context.Context, o options, pub *publish.Publisher, src binlogstream.Source, st binlogstream.ServerState,
+func stream(ctx context.Context, o options, flavor string, pub *publish.Publisher, src binlogstream.Source, st binlogstream.ServerState,
 	history binlogstream.SchemaStore, logger logrus.FieldLogger, m *metrics.Metrics) error {
 	schema := &binlogstream.SchemaConfig{Snapshot: true, Store: history}
 	var progress time.Duration
@@ -187,45 +224,43 @@ func stream(ctx context.Context, o options, pub *publish.Publisher, src binlogst
 			schema.Databases = dbs
 		}
 	}
-	s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: src, Start: pub.From(), Logger: logger, Schema: schema, ProgressInterval: progress})
+	cfg := binlogstream.Config{Source: src, Start: pub.From(), Logger: logger, Schema: schema, ProgressInterval: progress}
+	if err := o.setFailover(&cfg, flavor); err != nil {
+		return err
+	}
+	if o.Snapshot {
+		pats := o.Tables
+		if pats == nil {
+			pats, _ = binlogstream.ParseTablePatterns("*.*")
+		}
+		cfg.Snapshot = &binlogstream.SnapshotConfig{Tables: pats, Readers: int(o.SnapshotReaders), ChunkRows: int(o.SnapshotChunkRows)}
+	}
+	s, err := binlogstream.NewBinlogStreamer(cfg)
 	if err != nil {
 		return err
 	}
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var target binlogstream.Position
+	// With --stop-at-current, Run returns nil once the server's position
+	// at startup is delivered and, with --snapshot, the snapshot is read.
 	if o.StopAtCurrent {
+		from := pub.From()
+		snapshotLeft := o.Snapshot && (!pub.Resumed() || !from.HasSnapshot() || from.SnapshotPending())
 		if o.GTID {
 			if err := s.StopAtGTID(st.Executed); err != nil {
 				return err
 			}
+		} else if from.Rows == 0 && from.Streamed.Compare(st.Binlog) >= 0 && !snapshotLeft {
+			return nil // published up to the target already
 		} else {
-			target = st.Binlog
+			s.StopAt(st.Binlog)
 		}
 	}
-	reached := false
-	s.AddListener(func(ctx context.Context, ev binlogstream.Event) error {
-		if err := pub.OnEvent(ctx, ev); err != nil {
-			return err
-		}
-		if r := ev.Resume; !target.IsZero() && r.Rows == 0 && r.Inner == 0 && r.Streamed.Compare(target) >= 0 {
-			if err := pub.Flush(ctx); err != nil {
-				return err
-			}
-			reached = true
-			cancel()
-		}
-		return nil
-	})
+	s.AddListener(pub.OnEvent)
 	if m != nil {
 		m.SetStreamer(s)
 		s.AddListener(m.CountRows)
 	}
-	if !target.IsZero() && pub.From().Rows == 0 && pub.From().Streamed.Compare(target) >= 0 {
-		return nil // published up to the target already
-	}
-	err = s.Run(runCtx)
-	if err == nil || reached || ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+	err = s.Run(ctx)
+	if err == nil || ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		// The ended transactions are published before the exit; a stop
 		// inside one leaves its lines to the next run.
 		wctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -235,10 +270,31 @@ func stream(ctx context.Context, o options, pub *publish.Publisher, src binlogst
 	return err
 }
 
-// syncerConfig is the dump configuration of --dsn.
-func (o options) syncerConfig(flavor string) binlogstream.SyncerConfig {
+// setFailover gives cfg the --failover-to servers as failover candidates.
+func (o options) setFailover(cfg *binlogstream.Config, flavor string) error {
+	if len(o.FailoverTo) == 0 {
+		return nil
+	}
+	var cfgs []binlogstream.SyncerConfig
+	for _, d := range o.FailoverTo {
+		cfgs = append(cfgs, o.syncerConfig(d, flavor))
+	}
+	cands, err := binlogstream.SyncerCandidates(cfgs...)
+	if err != nil {
+		return err
+	}
+	cfg.Failover = &binlogstream.FailoverConfig{Resolver: binlogstream.StaticResolver(cands...)}
+	// Fail over after about a second of a dead server, not after the
+	// minute the default reconnects take.
+	cfg.MaxReconnectAttempts = 3
+	return nil
+}
+
+// syncerConfig is the dump configuration of server d, --dsn or a
+// --failover-to.
+func (o options) syncerConfig(d binlogstream.DSN, flavor string) binlogstream.SyncerConfig {
 	cfg := binlogstream.SyncerConfig{
-		DSN:             o.DSN,
+		DSN:             d,
 		ServerID:        uint32(o.ServerID),
 		Flavor:          flavor,
 		HeartbeatPeriod: time.Second,

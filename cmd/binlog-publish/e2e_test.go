@@ -48,11 +48,18 @@ func tailBinary(t *testing.T) string {
 // of the previous one's rows, n mostly small and now and then over
 // publish.MaxBatch (a transaction split into several batches).
 func workload(t *testing.T, s *mariadb.Server, stop <-chan struct{}) (txns int) {
+	return workloadFrom(t, s, 1, stop)
+}
+
+// workloadFrom is workload with its transactions numbered from first
+// (txn = first, first+1, ...): a second workload on a table another one
+// wrote to.
+func workloadFrom(t *testing.T, s *mariadb.Server, first int, stop <-chan struct{}) (txns int) {
 	sizes := []int{1, 1, 3, 10, 60, 200, 1200}
-	for i := 1; ; i++ {
+	for i := first; ; i++ {
 		select {
 		case <-stop:
-			return i - 1
+			return i - first
 		default:
 		}
 		n := sizes[rand.IntN(len(sizes))]
@@ -107,8 +114,13 @@ func (p *publisher) kill() {
 
 // reference is binlog-tail's output for the binlog from start to now.
 func reference(t *testing.T, s *mariadb.Server, start string) []byte {
+	return tailOutput(t, "--dsn", s.DSN(mariadb.ReplUser), "--start", start)
+}
+
+// tailOutput is the output of binlog-tail --stop-at-current with args.
+func tailOutput(t *testing.T, args ...string) []byte {
 	out := filepath.Join(t.TempDir(), "ref.jsonl")
-	cmd := exec.Command(tailBinary(t), "--dsn", s.DSN(mariadb.ReplUser), "--out", out, "--start", start, "--stop-at-current", "--server-id", "91", "--quiet")
+	cmd := exec.Command(tailBinary(t), append(args, "--out", out, "--stop-at-current", "--server-id", "91", "--quiet")...)
 	b, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", b)
 	want, err := os.ReadFile(out)
