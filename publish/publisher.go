@@ -290,6 +290,17 @@ func (p *Publisher) OnEvent(ctx context.Context, ev binlogstream.Event) error {
 		}
 		p.addEvent(&ev, nil, string(e.Schema), none)
 		return p.endTxn(ctx)
+	case *binlogstream.SnapshotRead:
+		// A read row is delivered between source transactions and its
+		// token resumes right after it: it goes out as a unit of its own
+		// (the sender still puts many in one batch). A chunk is not a
+		// transaction: cut into 1,000-message units it could not be read
+		// again the same way after a crash, since the chunk is read anew.
+		if err := p.endTxn(ctx); err != nil {
+			return err
+		}
+		p.addEvent(&ev, nil, ev.Table.Schema, ev.Table.Name)
+		return p.endTxn(ctx)
 	case *replication.TableMapEvent:
 		if p.wants(e) {
 			p.addEvent(&ev, nil, string(e.Schema), string(e.Table))
