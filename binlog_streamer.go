@@ -569,7 +569,7 @@ func (s *BinlogStreamer) streamEvent(ctx context.Context, listeners []Listener, 
 	d.between = tr.between()
 	switch d.action {
 	case actIgnore:
-		return s.ignoreEvent(ctx, listeners, d)
+		return s.ignoreEvent(ctx, listeners, be, d)
 	case actDrop:
 		return false, s.dropEvent(ctx, listeners, be, d, dropped)
 	case actExpand:
@@ -596,13 +596,14 @@ func (s *BinlogStreamer) streamEvent(ctx context.Context, listeners []Listener, 
 // ignoreEvent passes an event that is not delivered; a heartbeat says the
 // stream is idle (no lag), may end it at a target set meanwhile (stop),
 // and may report progress.
-func (s *BinlogStreamer) ignoreEvent(ctx context.Context, listeners []Listener, d *decision) (stop bool, err error) {
+func (s *BinlogStreamer) ignoreEvent(ctx context.Context, listeners []Listener, be *replication.BinlogEvent, d *decision) (stop bool, err error) {
 	if !d.heartbeat {
 		return false, nil
 	}
 	s.mu.Lock()
 	s.lastTS = 0
 	s.mu.Unlock()
+	s.snapshotAtHeartbeat(be)
 	if d.between || snapAnywhere {
 		if err := s.pumpSnapshot(ctx, listeners); err != nil {
 			return false, err

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
+	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 	"github.com/stretchr/testify/require"
 
@@ -681,4 +682,34 @@ func TestSnapshotReadsBetweenTransactions(t *testing.T) {
 	nf := run(t)
 	require.Positive(t, nf.readsInTxn, "negative control: chunks attached after any event")
 	t.Logf("negative control: %d of %d reads inside a source transaction", nf.readsInTxn, nf.reads)
+}
+
+// TestSnapshotIdleServer: a snapshot of a server no one writes to ends
+// (StopAtCurrent returns) in file and GTID mode: with no event to
+// deliver, the heartbeats give the stream its point in the binlog.
+func TestSnapshotIdleServer(t *testing.T) {
+	for _, gtid := range []bool{false, true} {
+		t.Run(map[bool]string{false: "file", true: "gtid"}[gtid], func(t *testing.T) {
+			srv := snapServer(t)
+			srv.Exec(t, "CREATE DATABASE app", "USE app", "CREATE TABLE t (id INT PRIMARY KEY, v INT NOT NULL)",
+				"INSERT INTO t SELECT seq, seq FROM seq_1_to_5000")
+			start := binlogstream.StartAt(masterPos(t, srv))
+			if gtid {
+				var err error
+				start, err = binlogstream.StartAtGTID(mysql.MariaDBFlavor, srv.GTIDBinlogPos(t))
+				require.NoError(t, err)
+			}
+			pats, err := binlogstream.ParseTablePatterns("app.t")
+			require.NoError(t, err)
+			f := newSnapFold(map[string][]string{"app.t": {"id"}})
+			stop := make(chan struct{})
+			close(stop)
+			began := time.Now()
+			r := runSnapshot(t, itSource(t, srv), start, &binlogstream.SnapshotConfig{Tables: pats, ChunkRows: 1000}, f, nil, stop, nil)
+			require.NoError(t, r.err)
+			require.NoError(t, f.err)
+			require.Equal(t, tableRows(t, srv, "app.t", []string{"id"}), f.rows["app.t"])
+			t.Logf("%d reads in %v", f.reads, time.Since(began).Round(time.Millisecond))
+		})
+	}
 }

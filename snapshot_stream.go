@@ -983,6 +983,20 @@ func (s *BinlogStreamer) snapshotAtDump(from ResumePosition) {
 	d.at = from.Streamed
 }
 
+// snapshotAtHeartbeat places a snapshot that has no point in the binlog
+// yet (a GTID-mode dump that delivered nothing: an idle server) at the
+// heartbeat's position. The dump sends a heartbeat only once it sent
+// everything up to that position, so the stream is there.
+func (s *BinlogStreamer) snapshotAtHeartbeat(be *replication.BinlogEvent) {
+	d := s.snap
+	if d.state == nil || d.at.File != "" {
+		return
+	}
+	if hb, ok := be.Event.(*replication.HeartbeatEvent); ok && hb.Filename != "" && be.Header.LogPos != 0 {
+		d.restart(Position{File: hb.Filename, Offset: uint64(be.Header.LogPos)})
+	}
+}
+
 // SnapshotPending reports whether r records a snapshot with tables still
 // to read (or one whose state it cannot read).
 func (r ResumePosition) SnapshotPending() bool {
