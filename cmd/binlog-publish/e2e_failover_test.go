@@ -80,7 +80,7 @@ func TestPublishGTIDFailover(t *testing.T) {
 	wwg.Go(func() { after = workloadFrom(t, p.Replica, before+1, stopReplica) })
 	require.Eventually(t, func() bool {
 		return strings.Contains(pub.stderr.String(), "failing over to a validated writer")
-	}, time.Minute, 50*time.Millisecond, "no failover: %s", &pub.stderr)
+	}, time.Minute, 50*time.Millisecond, "no failover: %s", pub.stderr.String())
 	time.Sleep(1500 * time.Millisecond)
 	select {
 	case err := <-pub.done:
@@ -88,7 +88,7 @@ func TestPublishGTIDFailover(t *testing.T) {
 	default:
 	}
 	pub.kill()
-	t.Logf("the failed-over publisher: %s", bytes.TrimSpace(pub.stderr.Bytes()))
+	t.Logf("the failed-over publisher: %s", strings.TrimSpace(pub.stderr.String()))
 	// A restart names the promoted server: the stream's GTID position
 	// holds on it.
 	pub = startPublisher(t, args(p.Replica.DSN(mariadb.ReplUser))...)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -95,7 +95,7 @@ func setup(t *testing.T) (*mariadb.Server, *natstest.Cluster, jetstream.JetStrea
 // publisher is a binlog-publish process.
 type publisher struct {
 	cmd    *exec.Cmd
-	stderr bytes.Buffer
+	stderr syncBuffer // read while the process runs
 	done   chan error
 }
 
@@ -321,5 +321,5 @@ func TestTwoPublishersOneRefuses(t *testing.T) {
 	want := reference(t, s, start)
 	got := natstest.Payloads(t, js, "T")
 	require.Empty(t, natstest.Diff(want, got))
-	t.Logf("refused: %s; %d messages equal to binlog-tail's lines", bytes.TrimSpace(loser.stderr.Bytes()), len(got))
+	t.Logf("refused: %s; %d messages equal to binlog-tail's lines", strings.TrimSpace(loser.stderr.String()), len(got))
 }
