@@ -368,16 +368,8 @@ func newStreamer(o *options, log *logrus.Logger, start binlogstream.ResumePositi
 	}
 	cfg := binlogstream.Config{Source: src, Start: start, Logger: log, ProgressInterval: o.interval, Snapshot: snap,
 		Schema: &binlogstream.SchemaConfig{Store: store, Snapshot: true, Databases: schemas}}
-	if len(o.failover) > 0 {
-		var cfgs []binlogstream.SyncerConfig
-		for _, d := range o.failover {
-			cfgs = append(cfgs, syncer(d))
-		}
-		cands, err := binlogstream.SyncerCandidates(cfgs...)
-		if err != nil {
-			return nil, err
-		}
-		cfg.Failover = &binlogstream.FailoverConfig{Resolver: binlogstream.StaticResolver(cands...)}
+	if cfg.Failover, err = clikit.Failover(o.failover, syncer); err != nil {
+		return nil, err
 	}
 	return binlogstream.NewBinlogStreamer(cfg)
 }

@@ -542,11 +542,7 @@ func newTailConfig(ctx context.Context, o options, rec recovered, dir *binlogstr
 		Tables:         o.Tables,
 	}
 	if o.Snapshot {
-		pats := o.Tables
-		if pats == nil {
-			pats, _ = binlogstream.ParseTablePatterns("*.*")
-		}
-		cfg.Snapshot = &binlogstream.SnapshotConfig{Tables: pats, Readers: int(o.SnapshotReaders), ChunkRows: int(o.SnapshotChunkRows)}
+		cfg.Snapshot = clikit.Snapshot(o.Tables, o.SnapshotReaders, o.SnapshotChunkRows)
 	}
 	if o.GTID {
 		if err := setGTIDRange(ctx, o, rec, prober, info, &cfg); err != nil {
@@ -571,19 +567,9 @@ func setGTIDRange(ctx context.Context, o options, rec recovered, prober binlogst
 	if len(o.FailoverTo) == 0 {
 		return nil
 	}
-	var cfgs []binlogstream.SyncerConfig
-	for _, d := range o.FailoverTo {
-		cfgs = append(cfgs, o.syncerConfig(d, info.Flavor))
-	}
-	cands, err := binlogstream.SyncerCandidates(cfgs...)
-	if err != nil {
-		return err
-	}
-	cfg.Failover = &binlogstream.FailoverConfig{Resolver: binlogstream.StaticResolver(cands...)}
-	// Fail over after about a second of a dead server, not after
-	// the minute the default reconnects take.
-	cfg.MaxReconnectAttempts = 3
-	return nil
+	cfg.Failover, err = clikit.Failover(o.FailoverTo, func(d binlogstream.DSN) binlogstream.SyncerConfig { return o.syncerConfig(d, info.Flavor) })
+	cfg.MaxReconnectAttempts = clikit.FailoverReconnects
+	return err
 }
 
 // explainUnservedStart adds to a server's refusal to send the binlog from
