@@ -48,6 +48,13 @@ type Config struct {
 	// the publisher stops with its error (wrapping ErrLeaseLost). Acquire
 	// it before Open, so that Open reads the stream as its holder.
 	Lease *Lease
+	// SpoolBytes is how many bytes of subjects and lines the open
+	// transaction keeps in memory (DefaultSpoolBytes when 0); past that
+	// its messages go to an unlinked file in SpoolDir (os.TempDir() when
+	// empty), and a transaction of more than MaxBatch messages is read
+	// back from it one unit at a time as it is published.
+	SpoolBytes int64
+	SpoolDir   string
 }
 
 // ErrFenced is the error of a publish refused because the stream does
@@ -72,7 +79,7 @@ type Publisher struct {
 	lastTok []byte // the token right before the pending transaction
 
 	enc     tailline.Formatter
-	pending []message // the open transaction's lines
+	pending *spool // the open transaction's lines
 	buf     []byte
 
 	// The sender (send.go) publishes the ended transactions of queue,
@@ -110,7 +117,7 @@ func Open(ctx context.Context, cfg Config) (*Publisher, error) {
 		l.SetOutput(discard{})
 		cfg.Logger = l
 	}
-	p := &Publisher{cfg: cfg, js: cfg.JetStream, filter: cfg.Prefix + ".>", instance: nuid.Next()}
+	p := &Publisher{cfg: cfg, js: cfg.JetStream, filter: cfg.Prefix + ".>", instance: nuid.Next(), pending: newSpool(cfg.SpoolDir, cfg.SpoolBytes)}
 	p.cond = sync.NewCond(&p.mu)
 	if err := p.retry(ctx, p.openStream); err != nil {
 		return nil, err
@@ -280,7 +287,9 @@ func (p *Publisher) OnEvent(ctx context.Context, ev binlogstream.Event) error {
 		if err := p.endTxn(ctx); err != nil {
 			return err
 		}
-		p.add(tailline.AppendProgressLine(p.buf[:0], &ev), "", "")
+		if err := p.add(tailline.AppendProgressLine(p.buf[:0], &ev), "", ""); err != nil {
+			return err
+		}
 		return p.endTxn(ctx)
 	case *replication.XIDEvent, *replication.GTIDEvent, *replication.MariadbGTIDEvent:
 		return p.endTxn(ctx)
@@ -288,7 +297,9 @@ func (p *Publisher) OnEvent(ctx context.Context, ev binlogstream.Event) error {
 		if err := p.endTxn(ctx); err != nil || tailline.IsTxnMarker(e.Query) {
 			return err
 		}
-		p.addEvent(&ev, nil, string(e.Schema), none)
+		if err := p.addEvent(&ev, nil, string(e.Schema), none); err != nil {
+			return err
+		}
 		return p.endTxn(ctx)
 	case *binlogstream.SnapshotRead:
 		// A read row is delivered between source transactions and its
@@ -299,11 +310,13 @@ func (p *Publisher) OnEvent(ctx context.Context, ev binlogstream.Event) error {
 		if err := p.endTxn(ctx); err != nil {
 			return err
 		}
-		p.addEvent(&ev, nil, ev.Table.Schema, ev.Table.Name)
+		if err := p.addEvent(&ev, nil, ev.Table.Schema, ev.Table.Name); err != nil {
+			return err
+		}
 		return p.endTxn(ctx)
 	case *replication.TableMapEvent:
 		if p.wants(e) {
-			p.addEvent(&ev, nil, string(e.Schema), string(e.Table))
+			return p.addEvent(&ev, nil, string(e.Schema), string(e.Table))
 		}
 	case *replication.RowsEvent:
 		if !p.wants(e.Table) {
@@ -313,7 +326,7 @@ func (p *Publisher) OnEvent(ctx context.Context, ev binlogstream.Event) error {
 		if err != nil {
 			return err
 		}
-		p.addEvent(&ev, partial, string(e.Table.Schema), string(e.Table.Table))
+		return p.addEvent(&ev, partial, string(e.Table.Schema), string(e.Table.Table))
 	}
 	return nil
 }
@@ -324,16 +337,16 @@ func (p *Publisher) wants(tm *replication.TableMapEvent) bool {
 }
 
 // addEvent queues the lines of ev, of schema.table.
-func (p *Publisher) addEvent(ev *binlogstream.Event, partial map[int][]any, schema, table string) {
+func (p *Publisher) addEvent(ev *binlogstream.Event, partial map[int][]any, schema, table string) error {
 	b, _, _ := p.enc.AppendEvent(p.buf[:0], ev, partial, -1)
-	p.add(b, schema, table)
+	return p.add(b, schema, table)
 }
 
 // add queues the lines in b (copied), all of schema.table.
-func (p *Publisher) add(b []byte, schema, table string) {
+func (p *Publisher) add(b []byte, schema, table string) error {
 	p.buf = b
 	if len(b) == 0 {
-		return
+		return nil
 	}
 	subject := p.cfg.Prefix + "." + none + "." + none
 	if schema != "" || table != "" {
@@ -344,9 +357,12 @@ func (p *Publisher) add(b []byte, schema, table string) {
 		n := bytes.IndexByte(data, '\n') + 1
 		line := data[:n:n]
 		tok, _ := tailline.Token(line)
-		p.pending = append(p.pending, message{subject: subject, data: line, token: tok})
+		if err := p.pending.add(message{subject: subject, data: line, token: tok}); err != nil {
+			return err
+		}
 		data = data[n:]
 	}
+	return nil
 }
 
 // Flush publishes the pending transaction (the lines queued since the
@@ -357,6 +373,11 @@ func (p *Publisher) Flush(ctx context.Context) error {
 	}
 	return p.Wait(ctx)
 }
+
+// Close drops the lines of the transaction that has not ended, closing
+// its spool file; call it once the publisher is done (after Flush or
+// Wait). The next run reads that transaction again.
+func (p *Publisher) Close() { p.pending.discard() }
 
 // Wait waits until every ended transaction is stored; the lines of a
 // transaction that has not ended stay pending.

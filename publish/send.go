@@ -8,10 +8,15 @@ import (
 
 // txn is an ended source transaction waiting for the sender.
 type txn struct {
-	ctx   context.Context
-	msgs  []message
-	skip  int           // its first skip messages are stored already
-	units [][]*nats.Msg // what publishing it alone sends (units)
+	ctx  context.Context
+	msgs []message // in memory; nil when file holds them
+	n    int       // messages
+	skip int       // its first skip messages are stored already
+	// first and last are its first and last messages' tokens; from is
+	// the token right before it.
+	first, last, from []byte
+	units             [][]*nats.Msg // in memory: what publishing it alone sends (units)
+	file              *spoolFile    // spilled: its messages, made into units as they go out
 }
 
 // newTxn is the transaction of msgs, which come right after the token
@@ -19,12 +24,13 @@ type txn struct {
 // The messages are made here, by the caller of OnEvent, while the sender
 // waits for the publish in flight.
 func newTxn(ctx context.Context, msgs []message, from []byte, skip, max int) txn {
-	return txn{ctx: ctx, msgs: msgs, skip: skip, units: units(msgs, from, max, skip)}
+	return txn{ctx: ctx, msgs: msgs, n: len(msgs), skip: skip, first: msgs[0].token, last: msgs[len(msgs)-1].token, from: from,
+		units: units(msgs, from, max, skip)}
 }
 
 // split reports whether t goes out as units of its own: more messages
 // than a batch holds, or the rest of a transaction cut into units before.
-func (t *txn) split(max int) bool { return len(t.msgs) > max || t.skip > 0 }
+func (t *txn) split(max int) bool { return t.n > max || t.skip > 0 }
 
 // maxQueued is how many messages of ended transactions wait for the
 // sender before OnEvent waits for it: enough for the next batches while
@@ -34,19 +40,22 @@ const maxQueued = 4 * MaxBatch
 // endTxn hands the pending transaction to the sender, waiting while the
 // queue is full.
 func (p *Publisher) endTxn(ctx context.Context) error {
-	if len(p.pending) == 0 {
+	if p.pending.n == 0 {
 		return p.failed()
 	}
-	t := newTxn(ctx, p.pending, p.lastTok, p.point.Skip, p.batchMax())
-	if err := p.wait(ctx, func() bool { return p.queued == 0 || p.queued+len(t.msgs) <= maxQueued }); err != nil {
+	t, err := p.pending.txn(ctx, p.lastTok, p.point.Skip, p.batchMax())
+	if err != nil {
 		return err
 	}
-	p.lastTok = t.msgs[len(t.msgs)-1].token
+	if err := p.wait(ctx, func() bool { return p.queued == 0 || p.queued+t.n <= maxQueued }); err != nil {
+		return err
+	}
+	p.lastTok = t.last
 	p.point.Skip = 0
-	p.pending = nil
+	p.pending.taken(t)
 	p.mu.Lock()
 	p.queue = append(p.queue, t)
-	p.queued += len(t.msgs)
+	p.queued += t.n
 	if !p.sending {
 		p.sending = true
 		go p.sender()
@@ -95,15 +104,21 @@ func (p *Publisher) sender() {
 		todo := p.queue[:n:n]
 		p.queue = p.queue[n:]
 		for _, t := range todo {
-			p.queued -= len(t.msgs)
+			p.queued -= t.n
 		}
 		p.cond.Broadcast()
 		p.mu.Unlock()
 		err := p.publishTxns(todo)
+		for _, t := range todo {
+			t.file.close()
+		}
 		p.mu.Lock()
 		if err != nil {
 			p.err = err
 		}
+	}
+	for _, t := range p.queue {
+		t.file.close() // not published: the publisher stopped
 	}
 	p.queue, p.queued, p.sending = nil, 0, false
 	p.cond.Broadcast()
@@ -111,35 +126,46 @@ func (p *Publisher) sender() {
 }
 
 // take is how many transactions at queue's head the next publish
-// takes: one that is split, or any one on a stream without atomic
-// batches (max 1); else the small ones that fit in a batch of max.
+// takes: one that is split (as every spilled one is), or any one on a
+// stream without atomic batches (max 1); else the small ones that fit
+// in a batch of max.
 func take(queue []txn, max int) int {
 	if max <= 1 || queue[0].split(max) {
 		return 1
 	}
 	n, size := 0, 0
 	for _, t := range queue {
-		if t.split(max) || size+len(t.msgs) > max {
+		if t.split(max) || size+t.n > max {
 			break
 		}
 		n++
-		size += len(t.msgs)
+		size += t.n
 	}
 	return n
 }
 
-// unitsOf is what publishing txns (as take cut them) sends, one unit
-// after the other: a split transaction's units, or one batch of the
-// small ones.
-func unitsOf(txns []txn, max int) [][]*nats.Msg {
+// eachUnit hands send what publishing txns (as take cut them) sends,
+// one unit after the other, each once the previous one's send returned:
+// a split transaction's units (a spilled one's read from its file only
+// then), or one batch of the small ones.
+func eachUnit(txns []txn, max int, send func([]*nats.Msg) error) error {
 	if len(txns) == 1 {
-		return txns[0].units
+		t := txns[0]
+		if t.file != nil {
+			return t.file.eachUnit(t.first, t.from, max, t.skip, send)
+		}
+		for _, u := range t.units {
+			if err := send(u); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	batch := make([]*nats.Msg, 0, max)
 	for _, t := range txns {
 		batch = append(batch, t.units[0]...)
 	}
-	return [][]*nats.Msg{batch}
+	return send(batch)
 }
 
 // publishTxns publishes txns' units, each once the previous one is
@@ -149,12 +175,7 @@ func (p *Publisher) publishTxns(txns []txn) error {
 	// context ends (a stop between transactions): send's retries end
 	// after Config.RetryFor.
 	ctx := context.WithoutCancel(txns[0].ctx)
-	for _, u := range unitsOf(txns, p.batchMax()) {
-		if err := p.sendUnit(ctx, u); err != nil {
-			return err
-		}
-	}
-	return nil
+	return eachUnit(txns, p.batchMax(), func(u []*nats.Msg) error { return p.sendUnit(ctx, u) })
 }
 
 // batchMax is the most messages one publish holds.

@@ -54,24 +54,14 @@ func units(txn []message, from []byte, max, skip int) [][]*nats.Msg {
 	if max < 1 {
 		max = 1
 	}
-	split := len(txn) > max
-	var id string
-	if split {
-		id = MsgID(txn[0].token)
+	mk := marker{n: len(txn), from: string(from)}
+	if len(txn) > max {
+		mk.id = MsgID(txn[0].token)
 	}
 	var out [][]*nats.Msg
 	var cur []*nats.Msg
 	for i, m := range txn {
-		msg := nats.NewMsg(m.subject)
-		msg.Data = m.data
-		msg.Header.Set(jetstream.MsgIDHeader, MsgID(m.token))
-		if split {
-			msg.Header.Set(TxnHeader, id)
-			msg.Header.Set(TxnIndexHeader, strconv.Itoa(i))
-			msg.Header.Set(TxnCountHeader, strconv.Itoa(len(txn)))
-			msg.Header.Set(TxnFromHeader, string(from))
-		}
-		cur = append(cur, msg)
+		cur = append(cur, mk.msg(m, i))
 		if len(cur) == max || i == len(txn)-1 {
 			out = append(out, cur)
 			cur = nil
@@ -89,6 +79,28 @@ func units(txn []message, from []byte, max, skip int) [][]*nats.Msg {
 		skip = 0
 	}
 	return out
+}
+
+// marker makes the messages of a transaction of n messages; with an id
+// (the transaction is split) each carries the transaction headers.
+type marker struct {
+	id   string
+	n    int
+	from string
+}
+
+// msg is the message of m, the transaction's i-th.
+func (mk marker) msg(m message, i int) *nats.Msg {
+	msg := nats.NewMsg(m.subject)
+	msg.Data = m.data
+	msg.Header.Set(jetstream.MsgIDHeader, MsgID(m.token))
+	if mk.id != "" {
+		msg.Header.Set(TxnHeader, mk.id)
+		msg.Header.Set(TxnIndexHeader, strconv.Itoa(i))
+		msg.Header.Set(TxnCountHeader, strconv.Itoa(mk.n))
+		msg.Header.Set(TxnFromHeader, mk.from)
+	}
+	return msg
 }
 
 // resumePoint is where a publisher continues a stream.

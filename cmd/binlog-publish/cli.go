@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -29,6 +30,7 @@ const usageText = `usage: binlog-publish --dsn DSN --nats URL[,URL...] --stream 
                       [--subject-prefix P] [--gtid [--failover-to DSN]...] [--start ...] [--stop-at-current]
                       [--tables ...] [--snapshot] [--password-file FILE]
                       [--lease [--lease-key KEY] [--lease-ttl D]] [--metrics ADDR]
+                      [--spool-dir DIR] [--spool-mib N]
 
 Publishes the binlog of a MySQL or MariaDB server (binlog_format=ROW) into the
 JetStream stream NAME, one message per line binlog-tail writes (the payload is
@@ -60,7 +62,13 @@ type options struct {
 	Quiet                              bool
 	Lease                              leaseFlags
 	Metrics                            string
+	// SpoolDir and SpoolMiB are publish.Config's SpoolDir and SpoolBytes.
+	SpoolDir string
+	SpoolMiB int
 }
+
+// maxSpoolMiB is the largest --spool-mib: 1 TiB.
+const maxSpoolMiB = 1 << 20
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
@@ -94,6 +102,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.Quiet, "quiet", false, "no warnings on stderr")
 	o.Lease.register(fs)
 	fs.StringVar(&o.Metrics, "metrics", "", "serve Prometheus metrics at http://`ADDR`/metrics (HOST:PORT; see docs/metrics.md)")
+	fs.StringVar(&o.SpoolDir, "spool-dir", "", "write the lines of a transaction larger than --spool-mib to an unlinked temporary file in `DIR` (default: the system's temporary directory)")
+	fs.IntVar(&o.SpoolMiB, "spool-mib", 64, "how many MiB of an open transaction's lines stay in memory before they go to a file in --spool-dir")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), usageText)
 		fs.PrintDefaults()
@@ -138,7 +148,32 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if o.ServerID == 0 || o.ServerID > 1<<32-1 {
 		return o, fmt.Errorf("--server-id %d: want 1..4294967295", o.ServerID)
 	}
+	if o.SpoolMiB < 1 || o.SpoolMiB > maxSpoolMiB {
+		return o, fmt.Errorf("--spool-mib %d: want 1..%d", o.SpoolMiB, maxSpoolMiB)
+	}
+	if o.SpoolDir != "" {
+		if err := writableDir(o.SpoolDir); err != nil {
+			return o, fmt.Errorf("--spool-dir %s: %w", o.SpoolDir, err)
+		}
+	}
 	return o, nil
+}
+
+// writableDir checks that a file can be created in dir, and removes it.
+func writableDir(dir string) error {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return errors.Unwrap(err) // the path is in the caller's message
+	}
+	if !st.IsDir() {
+		return errors.New("not a directory")
+	}
+	f, err := os.CreateTemp(dir, ".binlog-publish-check-*")
+	if err != nil {
+		return fmt.Errorf("not writable: %w", errors.Unwrap(err))
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 // cli runs binlog-publish: 0 on success (a signal, or caught up with
@@ -181,10 +216,12 @@ func run(ctx context.Context, o options, stderr io.Writer) error {
 	if m != nil && lease != nil {
 		m.SetLeaseChanges(lease.Changes)
 	}
-	pub, err := publish.Open(ctx, publish.Config{JetStream: js, Stream: o.Stream, Prefix: o.Prefix, Tables: o.Tables, Logger: logger, Lease: lease})
+	pub, err := publish.Open(ctx, publish.Config{JetStream: js, Stream: o.Stream, Prefix: o.Prefix, Tables: o.Tables, Logger: logger, Lease: lease,
+		SpoolDir: o.SpoolDir, SpoolBytes: int64(o.SpoolMiB) << 20})
 	if err != nil {
 		return err
 	}
+	defer pub.Close()
 	flavor, oldest, err := inspect(ctx, o)
 	if err != nil {
 		return err
