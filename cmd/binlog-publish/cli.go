@@ -262,15 +262,15 @@ func stream(ctx context.Context, o options, flavor string, pub *publish.Publishe
 		}
 	}
 	cfg := binlogstream.Config{Source: src, Start: pub.From(), Logger: logger, Schema: schema, ProgressInterval: progress}
-	if err := o.setFailover(&cfg, flavor); err != nil {
-		return err
+	if len(o.FailoverTo) > 0 {
+		var err error
+		if cfg.Failover, err = clikit.Failover(o.FailoverTo, func(d binlogstream.DSN) binlogstream.SyncerConfig { return o.syncerConfig(d, flavor) }); err != nil {
+			return err
+		}
+		cfg.MaxReconnectAttempts = clikit.FailoverReconnects
 	}
 	if o.Snapshot {
-		pats := o.Tables
-		if pats == nil {
-			pats, _ = binlogstream.ParseTablePatterns("*.*")
-		}
-		cfg.Snapshot = &binlogstream.SnapshotConfig{Tables: pats, Readers: int(o.SnapshotReaders), ChunkRows: int(o.SnapshotChunkRows)}
+		cfg.Snapshot = clikit.Snapshot(o.Tables, o.SnapshotReaders, o.SnapshotChunkRows)
 	}
 	s, err := binlogstream.NewBinlogStreamer(cfg)
 	if err != nil {
@@ -305,26 +305,6 @@ func stream(ctx context.Context, o options, flavor string, pub *publish.Publishe
 		return pub.Wait(wctx)
 	}
 	return err
-}
-
-// setFailover gives cfg the --failover-to servers as failover candidates.
-func (o options) setFailover(cfg *binlogstream.Config, flavor string) error {
-	if len(o.FailoverTo) == 0 {
-		return nil
-	}
-	var cfgs []binlogstream.SyncerConfig
-	for _, d := range o.FailoverTo {
-		cfgs = append(cfgs, o.syncerConfig(d, flavor))
-	}
-	cands, err := binlogstream.SyncerCandidates(cfgs...)
-	if err != nil {
-		return err
-	}
-	cfg.Failover = &binlogstream.FailoverConfig{Resolver: binlogstream.StaticResolver(cands...)}
-	// Fail over after about a second of a dead server, not after the
-	// minute the default reconnects take.
-	cfg.MaxReconnectAttempts = 3
-	return nil
 }
 
 // syncerConfig is the dump configuration of server d, --dsn or a
