@@ -566,7 +566,7 @@ func (s *BinlogStreamer) streamEvent(ctx context.Context, listeners []Listener, 
 	if err := tr.observe(be, d); err != nil {
 		return false, err
 	}
-	d.between = tr.between()
+	d.between = tr.between() || snapAnywhere
 	switch d.action {
 	case actIgnore:
 		return s.ignoreEvent(ctx, listeners, be, d)
@@ -574,7 +574,7 @@ func (s *BinlogStreamer) streamEvent(ctx context.Context, listeners []Listener, 
 		return false, s.dropEvent(ctx, listeners, be, d, dropped)
 	case actExpand:
 		err = s.expandPayload(ctx, listeners, be, tr.(*gtidTracker), di, from, dropped)
-		d.between = tr.between()
+		d.between = tr.between() || snapAnywhere
 	default:
 		if pe, ok := be.Event.(*replication.TransactionPayloadEvent); ok && len(pe.Events) > 0 {
 			err = s.deliverPayload(ctx, listeners, pe, d, di, from, dropped)
@@ -585,7 +585,7 @@ func (s *BinlogStreamer) streamEvent(ctx context.Context, listeners []Listener, 
 	if err != nil {
 		return false, err
 	}
-	if d.between || snapAnywhere { // chunks go between source transactions, never inside one
+	if d.between { // chunks go between source transactions, never inside one
 		if err := s.pumpSnapshot(ctx, listeners); err != nil {
 			return false, err
 		}
@@ -604,7 +604,7 @@ func (s *BinlogStreamer) ignoreEvent(ctx context.Context, listeners []Listener, 
 	s.lastTS = 0
 	s.mu.Unlock()
 	s.snapshotAtHeartbeat(be)
-	if d.between || snapAnywhere {
+	if d.between {
 		if err := s.pumpSnapshot(ctx, listeners); err != nil {
 			return false, err
 		}

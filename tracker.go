@@ -46,8 +46,9 @@ type decision struct {
 	// right after it. Both are only meaningful for actDeliver and actDrop.
 	before, after ResumePosition
 	heartbeat     bool
-	// between: the event left the stream between source transactions
-	// (set by the streamer from eventTracker.between).
+	// between: the event left the stream between source transactions,
+	// where snapshot chunks may attach (set by the streamer from
+	// eventTracker.between).
 	between bool
 }
 
