@@ -173,6 +173,10 @@ func (p *Publisher) openStream(ctx context.Context) error {
 			s, err = p.js.Stream(ctx, p.cfg.Stream) // created by another publisher meanwhile
 		}
 	}
+	var api *jetstream.APIError
+	if errors.As(err, &api) && api.ErrorCode == errCodeSubjectsOverlap {
+		return fmt.Errorf("stream %s: another stream holds subjects under %s: use that stream, or another --subject-prefix: %w", p.cfg.Stream, p.filter, err)
+	}
 	if err != nil {
 		return fmt.Errorf("stream %s: %w", p.cfg.Stream, err)
 	}
@@ -480,6 +484,10 @@ func (p *Publisher) landed(ctx context.Context, u []*nats.Msg) (bool, error) {
 // errDuplicate: the stream holds the message already, stored by another
 // publisher.
 var errDuplicate = errors.New("the stream holds the message already, from another publisher")
+
+// errCodeSubjectsOverlap is the server refusing to create a stream whose
+// subjects overlap another stream's.
+const errCodeSubjectsOverlap = 10065
 
 // errCodeBatchDuplicate is the stream refusing an atomic batch holding
 // a Nats-Msg-Id it has stored already.

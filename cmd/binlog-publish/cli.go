@@ -304,7 +304,24 @@ func stream(ctx context.Context, o options, flavor string, pub *publish.Publishe
 		defer cancel()
 		return pub.Wait(wctx)
 	}
-	return err
+	return explainUnserved(o, err)
+}
+
+// explainUnserved adds to a server's refusal to send the binlog after
+// the stream's last message (ER_MASTER_FATAL_ERROR_READING_BINLOG: purged
+// binlogs, mostly) what can be done; other errors pass as they are.
+func explainUnserved(o options, err error) error {
+	var se *binlogstream.ServerError
+	if !errors.As(err, &se) || se.Err.Code != mysql.ER_MASTER_FATAL_ERROR_READING_BINLOG {
+		return err
+	}
+	if o.GTID {
+		return fmt.Errorf("the server cannot send every transaction after the stream's GTID position (were its binlogs purged?): "+
+			"point --dsn at a server of the topology that still has them, or begin a new stream with --start current "+
+			"(delete stream %s, or use another --stream and --subject-prefix): %w", o.Stream, err)
+	}
+	return fmt.Errorf("the server cannot send the binlog from %s, where the stream ends (were its binlogs purged?): "+
+		"begin a new stream with --start current (delete stream %s, or use another --stream and --subject-prefix): %w", se.Start, o.Stream, err)
 }
 
 // syncerConfig is the dump configuration of server d, --dsn or a
