@@ -393,6 +393,9 @@ func (p *Publisher) Wait(ctx context.Context) error {
 // publish without an answer (a server or leader change) is retried for
 // Config.RetryFor, after checking whether it was stored after all.
 func (p *Publisher) send(ctx context.Context, u []*nats.Msg) error {
+	if err := p.fits(u, nil); err != nil {
+		return err
+	}
 	deadline := time.Now().Add(p.cfg.RetryFor)
 	for attempt := 0; ; attempt++ {
 		if p.cfg.Lease != nil {
@@ -404,6 +407,9 @@ func (p *Publisher) send(ctx context.Context, u []*nats.Msg) error {
 		if err == nil {
 			p.stored(seq, len(u))
 			return nil
+		}
+		if errors.Is(err, nats.ErrMaxPayload) {
+			return p.fits(u, err) // a server that lowered its limit
 		}
 		if stored, cerr := p.landed(ctx, u); cerr == nil && stored {
 			return nil
@@ -424,6 +430,42 @@ func (p *Publisher) send(ctx context.Context, u []*nats.Msg) error {
 		case <-time.After(min(time.Duration(attempt+1)*100*time.Millisecond, time.Second)):
 		}
 	}
+}
+
+// ErrTooLarge is matched by the error of a message over the NATS
+// servers' max_payload: a line of a row with large values. Nothing from
+// it on is published, and the stream holds every line before it.
+var ErrTooLarge = errors.New("a message is over the NATS server's max_payload")
+
+// fits checks u's largest message (its line, subject and headers)
+// against the connection's max_payload; err is a publish's own refusal
+// for the size, reported with that message even when the count here
+// finds it under the limit.
+func (p *Publisher) fits(u []*nats.Msg, err error) error {
+	var big *nats.Msg
+	most := 0
+	for _, m := range u {
+		size := len(m.Subject) + len(m.Data)
+		for k, vs := range m.Header {
+			for _, v := range vs {
+				size += len(k) + len(v) + 4 // "K: V\r\n"
+			}
+		}
+		if size > most {
+			big, most = m, size
+		}
+	}
+	var limit int64
+	if p.js != nil { // nil in the sender's tests, which fake the publish
+		limit = p.js.Conn().MaxPayload()
+	}
+	if big == nil || err == nil && (limit <= 0 || int64(most) <= limit) {
+		return nil
+	}
+	tok, _ := tailline.Token(big.Data)
+	return fmt.Errorf("stream %s: the line on %s of %d bytes (resume token %.40s...) is too large: %w (%d bytes): "+
+		"raise max_payload in the nats-server configuration (at most 64 MiB) and restart; the stream holds every line before it",
+		p.cfg.Stream, big.Subject, most, tok, ErrTooLarge, limit)
 }
 
 func (p *Publisher) stored(seq uint64, n int) {

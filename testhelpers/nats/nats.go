@@ -99,13 +99,27 @@ type Cluster struct {
 	bin   string
 	dir   string
 	name  string
+	conf  string // a configuration file every node reads, when set
 }
 
 // StartCluster starts n clustered JetStream nodes and waits until they
 // have elected a JetStream meta leader. They are killed at t's end.
 func StartCluster(t testing.TB, n int) *Cluster {
 	t.Helper()
+	return StartClusterMaxPayload(t, n, 0)
+}
+
+// StartClusterMaxPayload is StartCluster with the servers' max_payload
+// set to maxPayload bytes (the server's default, 1 MiB, when 0).
+func StartClusterMaxPayload(t testing.TB, n int, maxPayload int) *Cluster {
+	t.Helper()
 	c := &Cluster{bin: Binary(t), dir: t.TempDir(), name: "C"}
+	if maxPayload > 0 {
+		c.conf = filepath.Join(c.dir, "server.conf")
+		if err := os.WriteFile(c.conf, []byte(fmt.Sprintf("max_payload: %d\n", maxPayload)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for i := range n {
 		c.Nodes = append(c.Nodes, &Node{Name: "n" + strconv.Itoa(i+1), Port: freePort(t), clusterPort: freePort(t),
 			storeDir: filepath.Join(c.dir, "n"+strconv.Itoa(i+1)), c: c})
@@ -153,9 +167,13 @@ func (nd *Node) args() []string {
 			routes = append(routes, "nats://127.0.0.1:"+strconv.Itoa(o.clusterPort))
 		}
 	}
-	return []string{"-a", "127.0.0.1", "-p", strconv.Itoa(nd.Port), "-n", nd.Name, "-js", "-sd", nd.storeDir,
+	args := []string{"-a", "127.0.0.1", "-p", strconv.Itoa(nd.Port), "-n", nd.Name, "-js", "-sd", nd.storeDir,
 		"--cluster_name", nd.c.name, "--cluster", "nats://127.0.0.1:" + strconv.Itoa(nd.clusterPort),
 		"--routes", strings.Join(routes, ",")}
+	if nd.c.conf != "" {
+		args = append(args, "-c", nd.c.conf)
+	}
+	return args
 }
 
 func (nd *Node) start() error {
