@@ -30,17 +30,36 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	mariadb.Cleanup()
 	th.CleanupCommand()
+	if tailBin.dir != "" {
+		os.RemoveAll(tailBin.dir)
+	}
 	os.Exit(code)
 }
 
-// tailBinary builds binlog-tail, the reference the stream must equal.
+// tailBin is binlog-tail, built once per test process.
+var tailBin struct {
+	once      sync.Once
+	dir, path string
+	err       error
+}
+
+// tailBinary builds binlog-tail, the reference the stream must equal,
+// once per test process (TestMain removes it).
 func tailBinary(t *testing.T) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "binlog-tail")
-	if out, err := exec.Command("go", "build", "-o", path, "../binlog-tail").CombinedOutput(); err != nil {
-		t.Fatalf("go build binlog-tail: %v\n%s", err, out)
+	tailBin.once.Do(func() {
+		if tailBin.dir, tailBin.err = os.MkdirTemp("", "binlog-tail-bin-"); tailBin.err != nil {
+			return
+		}
+		tailBin.path = filepath.Join(tailBin.dir, "binlog-tail")
+		if out, err := exec.Command("go", "build", "-o", tailBin.path, "../binlog-tail").CombinedOutput(); err != nil {
+			tailBin.err = fmt.Errorf("go build binlog-tail: %v\n%s", err, out)
+		}
+	})
+	if tailBin.err != nil {
+		t.Fatal(tailBin.err)
 	}
-	return path
+	return tailBin.path
 }
 
 // workload runs transactions on d.w until stop is closed: each one an
