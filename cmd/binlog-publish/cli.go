@@ -311,8 +311,8 @@ func stream(ctx context.Context, o options, flavor string, pub *publish.Publishe
 // the stream's last message (ER_MASTER_FATAL_ERROR_READING_BINLOG: purged
 // binlogs, mostly) what can be done; other errors pass as they are.
 func explainUnserved(o options, err error) error {
-	var se *binlogstream.ServerError
-	if !errors.As(err, &se) || se.Err.Code != mysql.ER_MASTER_FATAL_ERROR_READING_BINLOG {
+	se := clikit.Unserved(err)
+	if se == nil {
 		return err
 	}
 	if o.GTID {

@@ -576,8 +576,8 @@ func setGTIDRange(ctx context.Context, o options, rec recovered, prober binlogst
 // the stream's position (ER_MASTER_FATAL_ERROR_READING_BINLOG) what to do
 // about it; other errors pass as they are.
 func explainUnservedStart(o options, archived bool, err error) error {
-	var se *binlogstream.ServerError
-	if !errors.As(err, &se) || se.Err.Code != mysql.ER_MASTER_FATAL_ERROR_READING_BINLOG {
+	se := clikit.Unserved(err)
+	if se == nil {
 		return err
 	}
 	if o.GTID {

@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/go-mysql-org/go-mysql/client"
+	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/sirupsen/logrus"
 
 	"github.com/binlogstream/binlogstream"
@@ -65,4 +66,15 @@ func OldestBinlog(c *client.Conn) (binlogstream.Position, error) {
 func Fail(stderr io.Writer, name string, err error, code int) int {
 	fmt.Fprintf(stderr, "%s: %s\n", name, strings.Join(strings.Fields(err.Error()), " "))
 	return code
+}
+
+// Unserved is err's server refusal to send the binlog from where the
+// stream stands (ER_MASTER_FATAL_ERROR_READING_BINLOG: purged or missing
+// binlogs), to which a command adds what to do; nil for other errors.
+func Unserved(err error) *binlogstream.ServerError {
+	var se *binlogstream.ServerError
+	if errors.As(err, &se) && se.Err.Code == mysql.ER_MASTER_FATAL_ERROR_READING_BINLOG {
+		return se
+	}
+	return nil
 }
