@@ -15,17 +15,22 @@ type txn struct {
 	// first and last are its first and last messages' tokens; from is
 	// the token right before it.
 	first, last, from []byte
-	units             [][]*nats.Msg // in memory: what publishing it alone sends (units)
+	units             [][]*nats.Msg // small, in memory: what publishing it sends (units)
 	file              *spoolFile    // spilled: its messages, made into units as they go out
 }
 
 // newTxn is the transaction of msgs, which come right after the token
 // from, cut for batches of max messages, its first skip stored already.
-// The messages are made here, by the caller of OnEvent, while the sender
-// waits for the publish in flight.
+// A small one's messages are made here, by the caller of OnEvent, while
+// the sender waits for the publish in flight; a split one's are made a
+// unit at a time as the sender publishes them (cutUnits), so that only
+// its lines stay in memory, not a message for each.
 func newTxn(ctx context.Context, msgs []message, from []byte, skip, max int) txn {
-	return txn{ctx: ctx, msgs: msgs, n: len(msgs), skip: skip, first: msgs[0].token, last: msgs[len(msgs)-1].token, from: from,
-		units: units(msgs, from, max, skip)}
+	t := txn{ctx: ctx, msgs: msgs, n: len(msgs), skip: skip, first: msgs[0].token, last: msgs[len(msgs)-1].token, from: from}
+	if !t.split(max) {
+		t.units = units(msgs, from, max, skip)
+	}
+	return t
 }
 
 // split reports whether t goes out as units of its own: more messages
@@ -151,8 +156,11 @@ func take(queue []txn, max int) int {
 func eachUnit(txns []txn, max int, send func([]*nats.Msg) error) error {
 	if len(txns) == 1 {
 		t := txns[0]
-		if t.file != nil {
+		switch {
+		case t.file != nil:
 			return t.file.eachUnit(t.first, t.from, max, t.skip, send)
+		case t.units == nil: // split, in memory
+			return cutUnits(t.n, sliceReader(t.msgs), t.first, t.from, max, t.skip, send)
 		}
 		for _, u := range t.units {
 			if err := send(u); err != nil {

@@ -163,21 +163,29 @@ func (f *spoolFile) reader() *spoolReader {
 }
 
 // eachUnit reads the messages back a unit at a time and hands each
-// unit's messages, made only then, to send: the units, ids and headers
-// that units makes from the same messages in memory (first is the first
-// message's token), the first skip messages left out.
+// unit's messages, made only then, to send (cutUnits).
 func (f *spoolFile) eachUnit(first, from []byte, size, skip int, send func([]*nats.Msg) error) error {
+	return cutUnits(f.n, f.reader().read, first, from, size, skip, send)
+}
+
+// cutUnits hands send, one after the other, the units of a transaction
+// of n messages that next reads in order (k at a time, appended to dst),
+// each unit's messages made only when it is its turn: the units, ids and
+// headers that units makes from the same messages (first is the first
+// message's token, from the token before the transaction), the first
+// skip messages left out. Only one unit's messages exist at a time.
+func cutUnits(n int, next func(dst []message, k int) ([]message, error), first, from []byte, size, skip int,
+	send func([]*nats.Msg) error) error {
 	size = max(size, 1)
-	mk := marker{n: f.n, from: string(from)}
-	if f.n > size {
+	mk := marker{n: n, from: string(from)}
+	if n > size {
 		mk.id = MsgID(first)
 	}
-	r := f.reader()
 	var buf []message
-	for start := 0; start < f.n; start += size {
-		end := min(start+size, f.n)
+	for start := 0; start < n; start += size {
+		end := min(start+size, n)
 		var err error
-		if buf, err = r.read(buf[:0], end-start); err != nil {
+		if buf, err = next(buf[:0], end-start); err != nil {
 			return err
 		}
 		if end <= skip {
@@ -192,6 +200,15 @@ func (f *spoolFile) eachUnit(first, from []byte, size, skip int, send func([]*na
 		}
 	}
 	return nil
+}
+
+// sliceReader is cutUnits' next over messages in memory.
+func sliceReader(msgs []message) func(dst []message, k int) ([]message, error) {
+	return func(dst []message, k int) ([]message, error) {
+		dst = append(dst, msgs[:k]...)
+		msgs = msgs[k:]
+		return dst, nil
+	}
 }
 
 // spoolReader reads a spool file's messages in order.
