@@ -636,28 +636,34 @@ func TestSnapshotReadsBetweenTransactions(t *testing.T) {
 		stopWrites, stopRun := make(chan struct{}), make(chan struct{})
 		var read atomic.Int64
 		var wg sync.WaitGroup
-		c := srv.Conn(t, "root")
-		wg.Go(func() {
-			rng := rand.New(rand.NewPCG(3, 4))
-			for i := 0; ; i++ {
-				select {
-				case <-stopWrites:
-					return
-				default:
-				}
-				at := rng.IntN(30000)
-				for _, q := range []string{"BEGIN",
-					fmt.Sprintf("UPDATE app.t SET v = v + 1, pad = 'several rows events' WHERE id BETWEEN %d AND %d", at, at+40),
-					fmt.Sprintf("INSERT INTO app.t VALUES (%d, 1, 'inserted')", 100000+i),
-					fmt.Sprintf("DELETE FROM app.t WHERE id = %d", rng.IntN(30000)),
-					"COMMIT"} {
-					if _, err := c.Execute(q); err != nil {
-						t.Errorf("%s: %v", q, err)
+		for w := range 3 { // three writers keep the stream busy, mostly inside transactions
+			c := srv.Conn(t, "root")
+			wg.Go(func() {
+				rng := rand.New(rand.NewPCG(3, uint64(w)))
+				for i := 0; ; i++ {
+					select {
+					case <-stopWrites:
 						return
+					default:
+					}
+					at := rng.IntN(30000)
+					for _, q := range []string{"BEGIN",
+						fmt.Sprintf("UPDATE app.t SET v = v + 1, pad = 'several rows events' WHERE id BETWEEN %d AND %d", at, at+40),
+						fmt.Sprintf("INSERT INTO app.t VALUES (%d, 1, 'inserted')", 100000+w*1000000+i),
+						fmt.Sprintf("DELETE FROM app.t WHERE id = %d", rng.IntN(30000)),
+						"COMMIT"} {
+						if _, err := c.Execute(q); err != nil {
+							if strings.Contains(err.Error(), "Deadlock") || strings.Contains(err.Error(), "Lock wait") {
+								_, _ = c.Execute("ROLLBACK")
+								break
+							}
+							t.Errorf("%s: %v", q, err)
+							return
+						}
 					}
 				}
-			}
-		})
+			})
+		}
 		go func() {
 			for read.Load() < 20000 {
 				time.Sleep(20 * time.Millisecond)
@@ -677,11 +683,19 @@ func TestSnapshotReadsBetweenTransactions(t *testing.T) {
 	require.Zero(t, f.readsInTxn, "reads delivered inside a source transaction")
 	t.Logf("%d reads, %d row changes, none of the reads inside a source transaction", f.reads, f.changes)
 
+	// The negative control: a chunk lands inside a transaction when its
+	// read comes back after the stream passed its position, mid-way
+	// through a transaction; up to ten runs for one to do so.
 	undo := binlogstream.SnapshotAttachAnywhere()
 	defer undo()
-	nf := run(t)
-	require.Positive(t, nf.readsInTxn, "negative control: chunks attached after any event")
-	t.Logf("negative control: %d of %d reads inside a source transaction", nf.readsInTxn, nf.reads)
+	for i := 1; ; i++ {
+		nf := run(t)
+		if nf.readsInTxn > 0 {
+			t.Logf("negative control, run %d: %d of %d reads inside a source transaction", i, nf.readsInTxn, nf.reads)
+			break
+		}
+		require.Less(t, i, 10, "negative control: chunks attached after any event never landed inside a transaction")
+	}
 }
 
 // TestSnapshotIdleServer: a snapshot of a server no one writes to ends
