@@ -83,7 +83,7 @@ func TestSpoolSpillsAndReadsBack(t *testing.T) {
 
 	for _, max := range []int{MaxBatch, 7, 1} {
 		for _, skip := range []int{0, 1, 6, 7, 999, 1000, 1001, 1500, 2499} {
-			want := units(msgs, from, max, skip)
+			want := refUnits(msgs, from, max, skip)
 			var got [][]*nats.Msg
 			require.NoError(t, tx.file.eachUnit(tx.first, tx.from, max, skip, func(u []*nats.Msg) error {
 				got = append(got, u)
@@ -114,7 +114,7 @@ func TestSpoolSpillsAndReadsBack(t *testing.T) {
 	small, err := s.txn(context.Background(), from, 0, MaxBatch)
 	require.NoError(t, err)
 	require.Nil(t, small.file)
-	require.NoError(t, sameUnits(units(msgs[:MaxBatch], from, MaxBatch, 0), small.units))
+	require.NoError(t, sameUnits(refUnits(msgs[:MaxBatch], from, MaxBatch, 0), small.units))
 	s.taken(small)
 	open, _ = spoolFiles(t, dir)
 	assert.Zero(t, open)

@@ -50,34 +50,13 @@ type message struct {
 // with its Nats-Msg-Id, and the transaction headers on every message when
 // there is more than one unit. from is the token right before the
 // transaction. skip leaves out the first skip messages (stored already).
+// It is cutUnits with every unit kept.
 func units(txn []message, from []byte, max, skip int) [][]*nats.Msg {
-	if max < 1 {
-		max = 1
-	}
-	mk := marker{n: len(txn), from: string(from)}
-	if len(txn) > max {
-		mk.id = MsgID(txn[0].token)
-	}
 	var out [][]*nats.Msg
-	var cur []*nats.Msg
-	for i, m := range txn {
-		cur = append(cur, mk.msg(m, i))
-		if len(cur) == max || i == len(txn)-1 {
-			out = append(out, cur)
-			cur = nil
-		}
-	}
-	// The units stay where they were cut, so a rerun cuts the same ones:
-	// skip drops whole stored units and the stored head of the next.
-	for skip > 0 && len(out) > 0 {
-		if skip >= len(out[0]) {
-			skip -= len(out[0])
-			out = out[1:]
-			continue
-		}
-		out[0] = out[0][skip:]
-		skip = 0
-	}
+	_ = cutUnits(len(txn), sliceReader(txn), txn[0].token, from, max, skip, func(u []*nats.Msg) error {
+		out = append(out, u)
+		return nil
+	})
 	return out
 }
 

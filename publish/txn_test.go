@@ -112,3 +112,21 @@ func TestHolds(t *testing.T) {
 	assert.False(t, holds([]string{"binlog.app.>"}, "binlog.>"))
 	assert.False(t, holds([]string{"other.>"}, "binlog.>"))
 }
+
+// TestUnitsEqualReference: units (cutUnits over the slice) cuts every
+// size, batch size and stored prefix as the reference cuts the whole
+// transaction at once.
+func TestUnitsEqualReference(t *testing.T) {
+	for _, n := range []int{1, 2, 7, 999, 1000, 1001, 2500} {
+		txn := testTxn(n)
+		for _, max := range []int{1, 7, MaxBatch} {
+			for _, skip := range []int{0, 1, 6, 7, 999, 1000, 1001, n - 1} {
+				if skip >= n || skip < 0 {
+					continue
+				}
+				require.NoError(t, sameUnits(refUnits(txn, []byte("from"), max, skip), units(txn, []byte("from"), max, skip)),
+					"n %d max %d skip %d", n, max, skip)
+			}
+		}
+	}
+}
