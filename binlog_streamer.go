@@ -215,6 +215,9 @@ type BinlogStreamer struct {
 	sch       *schemaTracker
 	schemaOff bool // no schema tracking (the prescan's streamer, benchmarks)
 	ddlOnly   bool // the prescan's streamer: rows events may come undecoded
+	// checksumLen is the length of the checksum at the end of each event
+	// of the current file (its Format_description says).
+	checksumLen int
 
 	// snap is the snapshot taken while streaming (Config.Snapshot,
 	// SnapshotTable); its state advances on Run's goroutine.
@@ -483,6 +486,9 @@ func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener, d
 // that follows its events.
 func (s *BinlogStreamer) openDump(ctx context.Context, from ResumePosition) (eventTracker, Stream, error) {
 	src := s.source()
+	if err := s.checkBinlogSettings(ctx, src); err != nil {
+		return nil, nil, s.classify(from, err)
+	}
 	s.cfg.Logger.WithField("from", from.describe()).Debug("opening binlog dump")
 	if from.IsGTID() {
 		gt, err := newGTIDTracker(from)
@@ -560,8 +566,8 @@ func (s *BinlogStreamer) streamEvents(ctx context.Context, listeners []Listener,
 func (s *BinlogStreamer) streamEvent(ctx context.Context, listeners []Listener, st Stream, be *replication.BinlogEvent,
 	tr eventTracker, d, di *decision, from *ResumePosition, dropped *atomic.Uint64) (stop bool, err error) {
 	arena := takeArena(st)
-	if be.Header.EventType == replication.FORMAT_DESCRIPTION_EVENT && s.sch != nil {
-		s.sch.formatDescription(be)
+	if be.Header.EventType == replication.FORMAT_DESCRIPTION_EVENT {
+		s.formatDescription(be)
 	}
 	if err := tr.observe(be, d); err != nil {
 		return false, err
@@ -691,6 +697,9 @@ func (s *BinlogStreamer) handle(ctx context.Context, listeners []Listener, be *r
 		dropped.Add(1)
 		s.setResume(d.after)
 		return s.maybeProgress(ctx, listeners, true)
+	}
+	if err := s.checkStatement(be, d); err != nil {
+		return err
 	}
 	table, err := s.observeSchema(be, d)
 	if err != nil {

@@ -59,6 +59,23 @@ type Config struct {
 	// none. See Progress.
 	ProgressInterval time.Duration
 
+	// AllowStatementDML lets a run stream a server whose binlog_format is
+	// not ROW, and pass a row change logged as a statement as its Query
+	// event. By default the streamer refuses such a server before every
+	// dump (*BinlogSettingsError) and stops before such a statement when it
+	// changes a selected table (*StatementDMLError), because the binlog
+	// holds no rows of that change. The cost of setting it: the rows of
+	// every change logged as a statement are in no event, so a listener
+	// that applies or ships rows misses them without a word; only a
+	// listener that reads and applies the statements themselves should.
+	AllowStatementDML bool
+
+	// RequireFullRowImage refuses a server whose binlog_row_image is not
+	// FULL (MINIMAL and NOBLOB leave columns out of rows events), before
+	// every dump: for a listener that copies whole rows. A snapshot
+	// (Snapshot, SnapshotTable) requires it by itself.
+	RequireFullRowImage bool
+
 	// Snapshot, when set, reads the tables it selects while streaming, in
 	// key chunks delivered as SnapshotRead events in stream order. See
 	// SnapshotConfig.

@@ -165,3 +165,71 @@ func IsRetryable(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne)
 }
+
+// ErrRowsNotLogged is matched by the errors that stop a stream because
+// the binlog would not hold a change's rows: a server not logging ROW
+// (*BinlogSettingsError) and a row change logged as a statement
+// (*StatementDMLError). Config.AllowStatementDML lets both pass.
+var ErrRowsNotLogged = errors.New("binlogstream: row changes not logged as rows")
+
+// BinlogSettingsError refuses a server whose binlog would not hold every
+// change as rows (binlog_format other than ROW), or, where a full copy
+// of each row is needed (Config.RequireFullRowImage, a snapshot), one
+// that leaves columns out (binlog_row_image other than FULL). It is
+// checked before every dump: at the start, at each reconnect and on a
+// failover candidate.
+type BinlogSettingsError struct {
+	Server   string // the server, as its Source names it
+	Variable string // binlog_format or binlog_row_image
+	Value    string // what the server has
+	Want     string // ROW or FULL
+	cost     string // what the value would lose
+	override string // how to accept the value anyway, "" when nothing does
+}
+
+func (e *BinlogSettingsError) Error() string {
+	s := fmt.Sprintf("binlogstream: %s has %s=%s: %s; set it to %s on the server (SET GLOBAL %s=%s, and %s=%s under [mysqld] in its configuration; sessions already open keep their own value until they reconnect)",
+		e.Server, e.Variable, e.Value, e.cost, e.Want, e.Variable, e.Want, strings.ReplaceAll(e.Variable, "_", "-"), e.Want)
+	if e.override != "" {
+		s += "; " + e.override
+	}
+	return s
+}
+
+// Unwrap returns ErrRowsNotLogged.
+func (e *BinlogSettingsError) Unwrap() error { return ErrRowsNotLogged }
+
+// StatementDMLError stops a stream at a Query event that changes rows of
+// a selected table (or of tables it cannot tell apart): a row change
+// logged as a statement, under binlog_format STATEMENT or MIXED on the
+// server or in the session that wrote it. Its rows are not in the
+// binlog, so delivering what follows would hide a hole. The event is not
+// delivered and the resume position stays before it: a resume reaches it
+// again and stops again.
+type StatementDMLError struct {
+	Start, End Position // the event's start and end
+	GTID       string   // its transaction's GTID, "" in file mode without one
+	// Statement is the statement, its secrets masked, cut to 200 bytes.
+	Statement string
+	// Tables are the selected tables it changes as `db`.`table`; empty
+	// when the statement could not be read, so any table may be changed.
+	Tables []string
+}
+
+func (e *StatementDMLError) Error() string {
+	at := e.Start.String()
+	if e.GTID != "" {
+		at += " (GTID " + e.GTID + ")"
+	}
+	what := "tables the stream cannot tell apart (the statement could not be read)"
+	if len(e.Tables) > 0 {
+		what = strings.Join(e.Tables, ", ")
+	}
+	return fmt.Sprintf("binlogstream: a row change logged as a statement at %s changes %s: %q; its rows are not in the binlog, so the stream stops before it "+
+		"(set binlog_format=ROW on the server and in every session that writes, "+
+		"or leave such tables out of the selection: --tables, or SyncerConfig.DecodeTable; Config.AllowStatementDML passes the statement on unapplied)",
+		at, what, e.Statement)
+}
+
+// Unwrap returns ErrRowsNotLogged.
+func (e *StatementDMLError) Unwrap() error { return ErrRowsNotLogged }

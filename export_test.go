@@ -214,3 +214,12 @@ func (x *SchemaHistoryForTest) ApplyListed(info string, errorCode uint16) error 
 	_, err := applyRecord(x.h, &SchemaRecord{Database: db, Statement: query, ErrorCode: errorCode})
 	return err
 }
+
+// FilteredSource is a Source whose selected tables are want, as
+// SyncerConfig.DecodeTable makes them (its rows are not filtered).
+type FilteredSource struct {
+	Source
+	Want func(schema, table string) bool
+}
+
+func (f FilteredSource) decodeFilter() func(schema, table string) bool { return f.Want }

@@ -280,7 +280,13 @@ func (s *BinlogStreamer) validate(ctx context.Context, c Candidate, pos ResumePo
 	if err != nil {
 		return &CandidateError{Candidate: c.Name, Reason: "cannot read its state", Err: err}
 	}
-	return ValidateCandidate(c.Name, st, pos, target)
+	if err := ValidateCandidate(c.Name, st, pos, target); err != nil {
+		return err
+	}
+	if err := s.checkBinlogSettings(pctx, c.Source); err != nil {
+		return &CandidateError{Candidate: c.Name, Reason: "its binlog settings", Err: err}
+	}
+	return nil
 }
 
 // connect opens a short-lived query connection (TLS as the DSN says) that

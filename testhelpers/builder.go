@@ -358,6 +358,15 @@ func (t *Txn) PartialUpdate(tbl Table, beforeAfter ...Row) *Txn {
 	return t.MultiTable(Change{PartialUpdate, tbl, beforeAfter})
 }
 
+// Statement is a statement logged as its text, a Query event in the
+// transaction: a row change under binlog_format STATEMENT or MIXED.
+func (t *Txn) Statement(schema, query string) *Txn {
+	p := t.b.query(query, schema)
+	p.desc = fmt.Sprintf("Query %s: %s", schema, query)
+	t.evs = append(t.evs, p)
+	return t
+}
+
 // Delete is one DELETE statement.
 func (t *Txn) Delete(tbl Table, rows ...Row) *Txn { return t.MultiTable(Deleted(tbl, rows...)) }
 
