@@ -384,7 +384,19 @@ func (s *BinlogStreamer) run(ctx context.Context, listeners []Listener) error {
 			return err
 		}
 		if s.reachedStop() {
-			return nil
+			if dumped {
+				return nil
+			}
+			// At the target before any dump: the server is still checked,
+			// so a run refuses the same server whether or not it had
+			// anything to stream.
+			err := s.checkBinlogSettings(ctx, s.source())
+			if err == nil || !IsRetryable(err) {
+				return err
+			}
+			failures++
+			lastErr = err
+			continue
 		}
 		if failures > 0 {
 			if failures > s.cfg.MaxReconnectAttempts {

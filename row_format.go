@@ -51,19 +51,33 @@ func (s *BinlogStreamer) checkBinlogSettings(ctx context.Context, src Source) er
 	if s.ddlOnly {
 		return nil
 	}
+	return checkSettings(ctx, src, s.cfg.AllowStatementDML, s.needsFullRowImage())
+}
+
+// CheckBinlogSettings makes the check Run makes before every dump, on
+// cfg.Source: a *BinlogSettingsError when its server does not log
+// binlog_format=ROW (unless cfg.AllowStatementDML) or, when cfg needs
+// whole rows (RequireFullRowImage, Snapshot), binlog_row_image=FULL. A
+// program calls it to refuse a server before it does other work (creates
+// tables on a target, say). A Source that is no BinlogSettingsReader
+// passes.
+func CheckBinlogSettings(ctx context.Context, cfg Config) error {
+	return checkSettings(ctx, cfg.Source, cfg.AllowStatementDML, cfg.RequireFullRowImage || cfg.Snapshot != nil)
+}
+
+func checkSettings(ctx context.Context, src Source, allowStatements, needFull bool) error {
 	if a, ok := src.(*ArchiveSource); ok {
 		src = a.cfg.Live // the server the archive hands over to
 	}
 	r, ok := src.(BinlogSettingsReader)
-	needFull := s.needsFullRowImage()
-	if !ok || s.cfg.AllowStatementDML && !needFull {
+	if !ok || allowStatements && !needFull {
 		return nil
 	}
 	st, err := r.BinlogSettings(ctx)
 	if err != nil {
 		return err
 	}
-	return settingsError(st, s.cfg.AllowStatementDML, needFull)
+	return settingsError(st, allowStatements, needFull)
 }
 
 // settingsError is the refusal of st, nil when the run can stream it.

@@ -279,15 +279,13 @@ func stream(ctx context.Context, o options, flavor string, pub *publish.Publishe
 	// With --stop-at-current, Run returns nil once the server's position
 	// at startup is delivered and, with --snapshot, the snapshot is read.
 	if o.StopAtCurrent {
-		from := pub.From()
-		snapshotLeft := o.Snapshot && (!pub.Resumed() || !from.HasSnapshot() || from.SnapshotPending())
 		if o.GTID {
 			if err := s.StopAtGTID(st.Executed); err != nil {
 				return err
 			}
-		} else if from.Rows == 0 && from.Streamed.Compare(st.Binlog) >= 0 && !snapshotLeft {
-			return nil // published up to the target already
 		} else {
+			// Published up to the target already: Run checks the server
+			// and returns.
 			s.StopAt(st.Binlog)
 		}
 	}
@@ -303,6 +301,15 @@ func stream(ctx context.Context, o options, flavor string, pub *publish.Publishe
 		wctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		return pub.Wait(wctx)
+	}
+	if !errors.As(err, new(*binlogstream.ListenerError)) {
+		// The stream stopped on the source's side: the transactions it
+		// delivered before are whole, and published before the exit.
+		wctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if werr := pub.Wait(wctx); werr != nil {
+			err = errors.Join(err, werr)
+		}
 	}
 	return explainUnserved(o, err)
 }

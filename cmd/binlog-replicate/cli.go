@@ -243,6 +243,11 @@ func replicate(ctx context.Context, log *logrus.Logger, o *options) error {
 	if strings.Contains(strings.ToLower(src.GetServerVersion()), "mariadb") {
 		flavor = mysql.MariaDBFlavor
 	}
+	// Refused before the target is touched: a source that logs changes
+	// as statements or leaves columns out cannot be copied.
+	if err := checkSource(ctx, o, flavor); err != nil {
+		return err
+	}
 	if token == "" {
 		// The position first, then the tables: a table created after the
 		// position is a DDL the stream stops at, never one missed.
@@ -331,6 +336,19 @@ func replicate(ctx context.Context, log *logrus.Logger, o *options) error {
 		"snapshot_rows": a.snapRows, "applied": a.applied, "commits": a.commits, "reconnects": st.Reconnects, "failovers": st.Failovers,
 	}).Warn("binlog-replicate stopped")
 	return runErr
+}
+
+// checkSource refuses a source whose binlog settings the run cannot
+// copy (see binlogstream.CheckBinlogSettings); the stream checks again
+// before every dump.
+func checkSource(ctx context.Context, o *options, flavor string) error {
+	probe, err := binlogstream.NewSyncerSource(binlogstream.SyncerConfig{DSN: o.source, ServerID: uint32(o.serverID), Flavor: flavor})
+	if err != nil {
+		return err
+	}
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return binlogstream.CheckBinlogSettings(pctx, binlogstream.Config{Source: probe, RequireFullRowImage: true})
 }
 
 // currentPosition is where a first run starts: the source's position now
