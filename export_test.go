@@ -223,3 +223,7 @@ type FilteredSource struct {
 }
 
 func (f FilteredSource) decodeFilter() func(schema, table string) bool { return f.Want }
+
+// KeepSecretsInHistory makes the schema history store statements as the
+// binlog has them (on) or masked (off), the store's unmasked control.
+func KeepSecretsInHistory(on bool) { keepSecrets = on }

@@ -41,17 +41,29 @@ func (e *Event) MaskedQuery() string {
 	if !ok {
 		return ""
 	}
-	var m redact.Mode
-	logged, ok := queryevent.LoggedSQLMode(q.StatusVars)
+	return string(redact.Bytes(q.Query, secretMode(q.StatusVars)))
+}
+
+// secretMode is how redact reads the strings of a Query event's
+// statement: under the sql_mode it logs, or every way when it logs none.
+func secretMode(statusVars []byte) redact.Mode {
+	logged, ok := queryevent.LoggedSQLMode(statusVars)
 	if !ok {
-		m |= redact.Unsure
+		return redact.Unsure
 	}
-	mode := pmysql.SQLMode(logged)
+	return sqlModeSecrets(logged)
+}
+
+// sqlModeSecrets is the redact mode of the sql_mode flags that change
+// where a statement's strings end.
+func sqlModeSecrets(sqlMode uint64) redact.Mode {
+	var m redact.Mode
+	mode := pmysql.SQLMode(sqlMode)
 	if mode&pmysql.ModeNoBackslashEscapes != 0 {
 		m |= redact.NoBackslashEscapes
 	}
 	if mode&pmysql.ModeANSIQuotes != 0 {
 		m |= redact.ANSIQuotes
 	}
-	return string(redact.Bytes(q.Query, m))
+	return m
 }

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/binlogstream/binlogstream/internal/ddl"
+	"github.com/binlogstream/binlogstream/internal/redact"
 	"github.com/go-mysql-org/go-mysql/replication"
 )
 
@@ -143,7 +144,7 @@ func (l *schemaLog) append(rec SchemaRecord) error {
 	if rec.isDDL() {
 		k := rec.key()
 		if stmt, ok := l.stmts[k]; ok {
-			if asStored(stmt) != asStored(rec.Statement) {
+			if !sameStatement(stmt, &rec) {
 				return fmt.Errorf("%w: the binlog has %q at %s, the stored history %q there: the history belongs to another binlog",
 					ErrSchemaHistory, ddl.Truncate(rec.Statement), rec.End, ddl.Truncate(stmt))
 			}
@@ -158,6 +159,22 @@ func (l *schemaLog) append(rec SchemaRecord) error {
 	}
 	l.recs = append(l.recs, rec)
 	return nil
+}
+
+// sameStatement reports whether a stored DDL statement is rec's. A
+// record written before statements were masked holds the statement in
+// clear; masked, it is rec's.
+func sameStatement(stored string, rec *SchemaRecord) bool {
+	want := asStored(rec.Statement)
+	if stored = asStored(stored); stored == want {
+		return true
+	}
+	for _, m := range [...]redact.Mode{sqlModeSecrets(rec.SQLMode), redact.Unsure} {
+		if redact.String(stored, m) == want {
+			return true
+		}
+	}
+	return false
 }
 
 // asStored is a statement as a JSON store gives it back: each byte that

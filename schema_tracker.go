@@ -8,6 +8,7 @@ import (
 	"github.com/binlogstream/binlogstream/internal/charset"
 	"github.com/binlogstream/binlogstream/internal/ddl"
 	"github.com/binlogstream/binlogstream/internal/queryevent"
+	"github.com/binlogstream/binlogstream/internal/redact"
 	"github.com/binlogstream/binlogstream/internal/schema"
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
@@ -308,7 +309,13 @@ func (st *schemaTracker) observe(be *replication.BinlogEvent, d *decision) (*Tab
 		if !ddl.IsDDL(e.Query) {
 			return nil, nil, nil
 		}
-		rec := &SchemaRecord{GTID: d.gtid, End: d.end, Database: string(e.Schema), Statement: queryText(e, st.flavor), ErrorCode: e.ErrorCode}
+		// The history keeps the statement with its secrets masked (an
+		// account or server statement's password, a FEDERATED table's
+		// CONNECTION credentials): every store it is written to is then
+		// free of them, and the history reads it the same, a masked
+		// literal being a literal still.
+		rec := &SchemaRecord{GTID: d.gtid, End: d.end, Database: string(e.Schema), ErrorCode: e.ErrorCode,
+			Statement: historyStatement(queryText(e, st.flavor), e.StatusVars)}
 		k := rec.key()
 		if st.applied[k] {
 			return nil, nil, nil
@@ -327,6 +334,19 @@ func (st *schemaTracker) observe(be *replication.BinlogEvent, d *decision) (*Tab
 		return nil, rec, nil
 	}
 	return nil, nil, nil
+}
+
+// keepSecrets, set by tests only, stores statements as the binlog has
+// them: the store's unmasked control.
+var keepSecrets = false
+
+// historyStatement is a DDL statement as the history stores it: its
+// secrets masked, its strings read under the sql_mode it ran with.
+func historyStatement(stmt string, statusVars []byte) string {
+	if keepSecrets {
+		return stmt
+	}
+	return redact.String(stmt, secretMode(statusVars))
 }
 
 // maybeInstall installs the pending snapshot once the stream reaches its
