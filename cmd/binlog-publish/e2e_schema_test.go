@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -60,4 +62,36 @@ func TestPublishSchemaHistoryInStream(t *testing.T) {
 	// position have no names.
 	assert.Equal(t, `[2,"y"]`, string(neg[2]), "without the history, the row before the ALTER has no names")
 	assert.Equal(t, `[3,"z",3]`, string(neg[3]))
+}
+
+// TestPublishStoresNoSecret: after the six account statement forms,
+// which the binlog holds with their secrets in clear, no message of the
+// line stream or of the schema history stream (subject, headers or
+// payload) holds a secret, while the history does store the account
+// statements, masked.
+func TestPublishStoresNoSecret(t *testing.T) {
+	s, c, js, start := setup(t)
+	args := []string{"--dsn", s.DSN(mariadb.ReplUser), "--nats", c.URLs(), "--stream", "S", "--quiet"}
+	s.Exec(t, "USE d", "INSERT INTO w VALUES (1, 1, 1, 'before')")
+	finish(t, append(args, "--start", start))
+	secrets := mariadb.AccountStatements(t, s, "d")
+	s.Exec(t, "USE d", "INSERT INTO w VALUES (1, 2, 1, 'after')")
+	finish(t, args)
+
+	text := func(stream string) string {
+		var b strings.Builder
+		for _, m := range natstest.Messages(t, js, stream) {
+			fmt.Fprintf(&b, "%s %v %s\n", m.Subject, m.Header, m.Data)
+		}
+		return b.String()
+	}
+	lines, history := text("S"), text(publish.SchemaStreamName("S"))
+	assert.Contains(t, lines, "after", "the line stream was read")
+	assert.Contains(t, lines, `"query":"CREATE USER 'sec1'@'%' IDENTIFIED BY '<secret>'"`)
+	assert.Contains(t, history, `CREATE USER 'sec1'@'%' IDENTIFIED BY '\u003csecret\u003e'`, "the history stores the statement, masked")
+	for _, sec := range secrets {
+		assert.NotContains(t, lines, sec)
+		assert.NotContains(t, history, sec)
+	}
+	t.Logf("line stream %d bytes, schema stream %d bytes: no secret in either", len(lines), len(history))
 }
