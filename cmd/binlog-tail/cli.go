@@ -407,6 +407,9 @@ func recoverOutput(o options) (recovered, error) {
 		if err := requireSchemaHistory(o.Out); err != nil {
 			return rec, err
 		}
+		if err := checkSchemaTail(o.Out); err != nil {
+			return rec, err
+		}
 	}
 	f, rec, err := openOutput(o.Out)
 	if err != nil {
