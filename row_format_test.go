@@ -219,3 +219,54 @@ func TestBinlogSettingsCheckedAtEveryReconnect(t *testing.T) {
 	assert.True(t, rows >= 1 && rows < 6, "rows %d", rows)
 	assert.EqualValues(t, 2, src.asked.Load())
 }
+
+// TestFailoverRefusesStatementLoggingCandidate: a candidate that passes
+// every other check but logs MIXED is refused like a read-only one, and
+// never streamed from.
+func TestFailoverRefusesStatementLoggingCandidate(t *testing.T) {
+	f := th.MariaDB
+	primaryLog := gtidWorkload(f, 2)
+	primary := th.NewFakeSource(primaryLog)
+	primary.FailStream(0, 9)
+	writer := binlogstream.ServerState{Flavor: "mariadb", LogBin: true, LogSlaveUpdates: true, Executed: finalExecuted(primary)}
+	mixed := &settingsSource{Source: th.NewFakeSource(primaryLog), settings: func() binlogstream.BinlogSettings {
+		return binlogstream.BinlogSettings{Server: "replica:3306", Format: "MIXED", RowImage: "FULL"}
+	}}
+	s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{
+		Source: &deadAfterFirst{FakeSource: primary}, Start: gtidStart(t, f),
+		ReconnectBackoff: time.Microsecond,
+		Failover: &binlogstream.FailoverConfig{Attempts: 2, Wait: time.Millisecond, Resolver: binlogstream.StaticResolver(
+			binlogstream.Candidate{Name: "mixed-replica", Source: mixed, Prober: staticState(writer)})},
+	})
+	require.NoError(t, err)
+	err = s.Run(context.Background())
+	require.ErrorIs(t, err, binlogstream.ErrCandidateRefused)
+	require.ErrorIs(t, err, binlogstream.ErrRowsNotLogged)
+	assert.Contains(t, err.Error(), "mixed-replica")
+	assert.Contains(t, err.Error(), "replica:3306 has binlog_format=MIXED")
+	assert.Empty(t, mixed.Source.(*th.FakeSource).Opens(), "a refused candidate is never streamed from")
+}
+
+type noLister struct{}
+
+func (noLister) BinaryLogs(context.Context) ([]string, error) { return nil, nil }
+func (noLister) PurgedGTIDs(context.Context) (string, error)  { return "", nil }
+
+// TestCheckBinlogSettingsOfAnArchive: an archive's check is its live
+// server's; binlog files alone have no server and pass.
+func TestCheckBinlogSettingsOfAnArchive(t *testing.T) {
+	bl := th.NewBuilder(th.MariaDB).Txn(func(t *th.Txn) { t.Insert(users, userRows(1, 1)...) }).Build()
+	live := &settingsSource{Source: th.NewFakeSource(bl), settings: func() binlogstream.BinlogSettings {
+		return binlogstream.BinlogSettings{Server: "live:3306", Format: "STATEMENT", RowImage: "FULL"}
+	}}
+	dir := t.TempDir()
+	require.NoError(t, bl.WriteDir(dir))
+	files, err := binlogstream.NewDirSource(binlogstream.DirConfig{Dir: dir})
+	require.NoError(t, err)
+	arch, err := binlogstream.NewArchiveSource(binlogstream.ArchiveConfig{Archive: files, Live: live, Lister: noLister{}})
+	require.NoError(t, err)
+	err = binlogstream.CheckBinlogSettings(context.Background(), binlogstream.Config{Source: arch})
+	assert.ErrorContains(t, err, "live:3306 has binlog_format=STATEMENT")
+	assert.NoError(t, binlogstream.CheckBinlogSettings(context.Background(), binlogstream.Config{Source: files}))
+	assert.NoError(t, binlogstream.CheckBinlogSettings(context.Background(), binlogstream.Config{Source: arch, AllowStatementDML: true}))
+}
