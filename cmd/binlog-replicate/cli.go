@@ -386,7 +386,7 @@ func newStreamer(o *options, log *logrus.Logger, start binlogstream.ResumePositi
 	}
 	cfg := binlogstream.Config{Source: src, Start: start, Logger: log, ProgressInterval: o.interval, Snapshot: snap,
 		RequireFullRowImage: true, // a copy needs every column of every row
-		Schema: &binlogstream.SchemaConfig{Store: store, Snapshot: true, Databases: schemas}}
+		Schema:              &binlogstream.SchemaConfig{Store: store, Snapshot: true, Databases: schemas}}
 	if cfg.Failover, err = clikit.Failover(o.failover, syncer); err != nil {
 		return nil, err
 	}

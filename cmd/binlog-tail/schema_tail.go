@@ -62,7 +62,7 @@ func checkSchemaTail(out string) error {
 		}
 		var q struct {
 			Query, GTID, File string
-			Pos              uint64
+			Pos               uint64
 		}
 		if json.Unmarshal(l, &q) != nil || !ddl.IsDDL([]byte(q.Query)) {
 			continue
