@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/binlogstream/binlogstream/internal/binlogfile"
-	"github.com/binlogstream/binlogstream/internal/rows"
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 )
@@ -84,16 +83,6 @@ type DirConfig struct {
 	// and a guard against malformed rows events), replacing one Tune set.
 	Tune func(*replication.BinlogParser)
 }
-
-// ErrNotInDir is matched by errors for a position the directory does not
-// hold: its file is missing (not copied, or purged), or no file starts at
-// a GTID state the requested set contains.
-var ErrNotInDir = errors.New("binlogstream: position not in the binlog directory")
-
-// ErrCorruptEvent is matched by errors for bytes that cannot be the binlog
-// event they claim to be: a bad checksum, an impossible length, a LogPos
-// that disagrees with the event's offset, a missing magic number.
-var ErrCorruptEvent = rows.ErrCorrupt
 
 // FileError is a binlog file that cannot be read at an offset: corrupt
 // (ErrCorruptEvent), missing (ErrNotInDir), truncated before a later file,

@@ -233,3 +233,29 @@ func (e *StatementDMLError) Error() string {
 
 // Unwrap returns ErrRowsNotLogged.
 func (e *StatementDMLError) Unwrap() error { return ErrRowsNotLogged }
+
+// ErrResumeMismatch is matched by errors that say the binlog replayed from
+// the safe point is not the one the resume position was taken from (a
+// server reset, a restored backup, or a position from another server).
+var ErrResumeMismatch = errors.New("binlogstream: replayed binlog does not match the resume position")
+
+// ErrPosition is matched by errors about event positions the tracker
+// cannot follow exactly (an event before the dump's Rotate, a LogPos that
+// disagrees with the event sizes). Positions are never guessed.
+var ErrPosition = errors.New("binlogstream: inconsistent binlog position")
+
+// ErrInvalidToken is matched (errors.Is) by every error that comes from
+// parsing a corrupt, truncated or foreign resume token.
+var ErrInvalidToken = errors.New("binlogstream: invalid resume token")
+
+// ErrFailoverExhausted is matched by the error Run returns when no
+// candidate passed validation within the failover attempts.
+var ErrFailoverExhausted = errors.New("binlogstream: failover found no valid writer")
+
+// ErrCandidateRefused is matched by every reason a candidate was refused.
+var ErrCandidateRefused = errors.New("binlogstream: failover candidate refused")
+
+// ErrNotInDir is matched by errors for a position the directory does not
+// hold: its file is missing (not copied, or purged), or no file starts at
+// a GTID state the requested set contains.
+var ErrNotInDir = errors.New("binlogstream: position not in the binlog directory")

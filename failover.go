@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/sirupsen/logrus"
 )
@@ -19,32 +18,6 @@ import (
 // committed set, the in-flight transaction, and a recorded stop target.
 // File-mode positions mean nothing on another server, so file mode never
 // fails over.
-
-// ServerState is what a server reports about itself, read by a Prober.
-type ServerState struct {
-	Flavor          string
-	ReadOnly        bool   // @@read_only
-	SuperReadOnly   bool   // @@super_read_only (MySQL)
-	GTIDMode        string // @@gtid_mode (MySQL); "" on MariaDB, whose GTIDs are always on
-	LogBin          bool   // @@log_bin
-	LogSlaveUpdates bool   // @@log_slave_updates / @@log_replica_updates
-	// Executed is what the server's binlog holds: @@gtid_executed on MySQL,
-	// @@gtid_binlog_pos on MariaDB.
-	Executed string
-	// Binlog is the server's current binlog position (SHOW MASTER STATUS).
-	Binlog Position
-}
-
-// Prober reads a server's state. SyncerSource is one.
-type Prober interface {
-	Probe(ctx context.Context) (ServerState, error)
-}
-
-// ProberFunc adapts a function to Prober.
-type ProberFunc func(ctx context.Context) (ServerState, error)
-
-// Probe calls f.
-func (f ProberFunc) Probe(ctx context.Context) (ServerState, error) { return f(ctx) }
 
 // Candidate is a server a failover may move the stream to.
 type Candidate struct {
@@ -116,13 +89,6 @@ func (c *FailoverConfig) validate(start ResumePosition) error {
 	}
 	return nil
 }
-
-// ErrFailoverExhausted is matched by the error Run returns when no
-// candidate passed validation within the failover attempts.
-var ErrFailoverExhausted = errors.New("binlogstream: failover found no valid writer")
-
-// ErrCandidateRefused is matched by every reason a candidate was refused.
-var ErrCandidateRefused = errors.New("binlogstream: failover candidate refused")
 
 // FailoverError lists why each candidate was refused.
 type FailoverError struct {
@@ -287,158 +253,4 @@ func (s *BinlogStreamer) validate(ctx context.Context, c Candidate, pos ResumePo
 		return &CandidateError{Candidate: c.Name, Reason: "its binlog settings", Err: err}
 	}
 	return nil
-}
-
-// connect opens a short-lived query connection (TLS as the DSN says) that
-// ctx closes; done releases it.
-func (s *SyncerSource) connect(ctx context.Context) (conn *client.Conn, done func(), err error) {
-	conn, err = connectQuery(ctx, s.cfg.DSN, s.cfg.TLSConfig, s.cfg.tlsPreferred)
-	if err != nil {
-		return nil, nil, err
-	}
-	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
-	return conn, func() { stop(); _ = conn.Close() }, nil
-}
-
-// BinaryLogs lists the binlog files the server has (SHOW BINARY LOGS),
-// oldest first.
-func (s *SyncerSource) BinaryLogs(ctx context.Context) ([]string, error) {
-	files, err := s.BinaryLogFiles(ctx)
-	if err != nil {
-		return nil, err
-	}
-	names := make([]string, len(files))
-	for i, f := range files {
-		names[i] = f.Name
-	}
-	return names, nil
-}
-
-// BinaryLogFile is a row of SHOW BINARY LOGS: a binlog file and its size
-// in bytes (the active file's size is where the server writes next).
-type BinaryLogFile struct {
-	Name string
-	Size uint64
-}
-
-// BinaryLogFiles lists the binlog files the server has with their sizes
-// (SHOW BINARY LOGS), oldest first.
-func (s *SyncerSource) BinaryLogFiles(ctx context.Context) ([]BinaryLogFile, error) {
-	conn, done, err := s.connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	r, err := conn.Execute("SHOW BINARY LOGS")
-	if err != nil {
-		return nil, fmt.Errorf("SHOW BINARY LOGS on %s: %w", s.cfg.DSN, err)
-	}
-	files := make([]BinaryLogFile, 0, r.RowNumber())
-	for i := range r.RowNumber() {
-		n, err := r.GetString(i, 0)
-		if err != nil {
-			return nil, fmt.Errorf("SHOW BINARY LOGS on %s: %w", s.cfg.DSN, err)
-		}
-		size, err := r.GetUint(i, 1)
-		if err != nil {
-			return nil, fmt.Errorf("SHOW BINARY LOGS on %s: %w", s.cfg.DSN, err)
-		}
-		files = append(files, BinaryLogFile{Name: strings.Clone(n), Size: size}) // GetString aliases a pooled buffer
-	}
-	return files, nil
-}
-
-// PurgedGTIDs is the GTID state the server's oldest binlog file starts
-// with: @@gtid_purged on MySQL; on MariaDB BINLOG_GTID_POS of the first
-// file of SHOW BINARY LOGS at offset 4.
-func (s *SyncerSource) PurgedGTIDs(ctx context.Context) (string, error) {
-	conn, done, err := s.connect(ctx)
-	if err != nil {
-		return "", err
-	}
-	defer done()
-	q := "SELECT @@GLOBAL.gtid_purged"
-	if s.cfg.Flavor == mysql.MariaDBFlavor {
-		r, err := conn.Execute("SHOW BINARY LOGS")
-		if err != nil {
-			return "", fmt.Errorf("SHOW BINARY LOGS on %s: %w", s.cfg.DSN, err)
-		}
-		if r.RowNumber() == 0 {
-			return "", fmt.Errorf("%s has no binlog files", s.cfg.DSN)
-		}
-		first, err := r.GetString(0, 0)
-		if err != nil {
-			return "", err
-		}
-		q = fmt.Sprintf("SELECT BINLOG_GTID_POS('%s', 4)", strings.ReplaceAll(first, "'", "''"))
-	}
-	r, err := conn.Execute(q)
-	if err != nil {
-		return "", fmt.Errorf("%s on %s: %w", q, s.cfg.DSN, err)
-	}
-	v, err := r.GetString(0, 0)
-	if err != nil {
-		return "", fmt.Errorf("%s on %s: %w", q, s.cfg.DSN, err)
-	}
-	return strings.ReplaceAll(strings.Clone(v), "\n", ""), nil
-}
-
-// Probe reads the server's state over a short-lived connection.
-func (s *SyncerSource) Probe(ctx context.Context) (ServerState, error) {
-	st := ServerState{Flavor: s.cfg.Flavor}
-	conn, done, err := s.connect(ctx)
-	if err != nil {
-		return st, err
-	}
-	defer done()
-
-	get := func(v string) (string, error) {
-		r, err := conn.Execute("SELECT @@GLOBAL." + v)
-		if err != nil {
-			return "", err
-		}
-		x, err := r.GetString(0, 0)
-		return strings.Clone(x), err // GetString aliases a pooled buffer
-	}
-	flag := func(v string) (bool, error) {
-		x, err := get(v)
-		return x == "1" || strings.EqualFold(x, "ON"), err
-	}
-	if st.ReadOnly, err = flag("read_only"); err != nil {
-		return st, fmt.Errorf("read @@read_only: %w", err)
-	}
-	if st.LogBin, err = flag("log_bin"); err != nil {
-		return st, fmt.Errorf("read @@log_bin: %w", err)
-	}
-	st.LogSlaveUpdates, _ = flag("log_slave_updates")
-	if s.cfg.Flavor == mysql.MariaDBFlavor {
-		if st.Executed, err = get("gtid_binlog_pos"); err != nil {
-			return st, fmt.Errorf("read @@gtid_binlog_pos: %w", err)
-		}
-	} else {
-		if st.SuperReadOnly, err = flag("super_read_only"); err != nil {
-			return st, fmt.Errorf("read @@super_read_only: %w", err)
-		}
-		if st.GTIDMode, err = get("gtid_mode"); err != nil {
-			return st, fmt.Errorf("read @@gtid_mode: %w", err)
-		}
-		if st.Executed, err = get("gtid_executed"); err != nil {
-			return st, fmt.Errorf("read @@gtid_executed: %w", err)
-		}
-		if !st.LogSlaveUpdates {
-			st.LogSlaveUpdates, _ = flag("log_replica_updates")
-		}
-	}
-	st.Executed = strings.ReplaceAll(st.Executed, "\n", "")
-	r, err := conn.Execute("SHOW MASTER STATUS")
-	if err != nil {
-		r, err = conn.Execute("SHOW BINARY LOG STATUS") // MySQL 8.4
-	}
-	if err == nil && r.RowNumber() > 0 {
-		file, _ := r.GetString(0, 0)
-		file = strings.Clone(file)
-		pos, _ := r.GetUint(0, 1)
-		st.Binlog = Position{File: file, Offset: pos}
-	}
-	return st, nil
 }

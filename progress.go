@@ -8,23 +8,6 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 )
 
-// Progress is the body (Event.Event) of the event a streamer delivers when
-// Config.ProgressInterval is set and the resume position moved, or the
-// stream stayed idle, without a delivery for that long: its Resume covers
-// what the listeners never saw (rows events of tables SyncerConfig.DecodeTable
-// leaves out, replayed events dropped at a resume) so a consumer can persist
-// it and not read that stretch again after a restart.
-//
-// It is not a binlog event: its Header has EventType UNKNOWN_EVENT and
-// timestamp 0, Start and End are the resume position's Streamed, and a
-// listener that switches on ev.Event's type and ignores what it does not
-// know ignores it. Persisting its Resume is optional, like any event's.
-type Progress struct {
-	// Idle is true when nothing moved since the last delivery: the event
-	// came on a heartbeat, so a consumer can flush what it batched.
-	Idle bool
-}
-
 // Dump writes a line for go-mysql's Dump convention.
 func (p *Progress) Dump(w io.Writer) {
 	if p.Idle {

@@ -218,10 +218,6 @@ const (
 	maxTokenLen = 1 << 16
 )
 
-// ErrInvalidToken is matched (errors.Is) by every error that comes from
-// parsing a corrupt, truncated or foreign resume token.
-var ErrInvalidToken = errors.New("binlogstream: invalid resume token")
-
 // TokenError describes why a resume token was refused.
 type TokenError struct {
 	Token  string // the token, shortened when long
@@ -709,4 +705,19 @@ func (r *ResumePosition) UnmarshalText(b []byte) error {
 	}
 	*r = v
 	return nil
+}
+
+// TxnProgress is how much of the in-flight transaction was delivered.
+type TxnProgress struct {
+	TableMaps  uint32 // Table_map events
+	Rows       uint32 // row changes (an update's two images are one change)
+	Statements uint32 // Query events other than BEGIN/COMMIT/ROLLBACK
+	Other      uint32 // BEGIN, Annotate_rows, Rows_query, Intvar, Rand, User_var
+	// Fingerprint hashes, in order, the table and kind of every row change
+	// and the text of every statement delivered.
+	Fingerprint uint64
+}
+
+func (p TxnProgress) reached(q TxnProgress) bool {
+	return p.TableMaps >= q.TableMaps && p.Rows >= q.Rows && p.Statements >= q.Statements
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"fmt"
 	"strings"
 
 	"github.com/go-mysql-org/go-mysql/replication"
@@ -161,28 +160,6 @@ func executeLoadQuery(raw []byte, e *replication.ExecuteLoadQueryEvent, checksum
 	vars, rest = rest[:n], rest[n:]
 	db, rest = rest[:e.SchemaLength], rest[e.SchemaLength+1:]
 	return db, bytes.TrimRight(rest, "\x00"), vars
-}
-
-// BinlogSettings reads the server's binlog_format and binlog_row_image
-// over a short-lived connection.
-func (s *SyncerSource) BinlogSettings(ctx context.Context) (BinlogSettings, error) {
-	st := BinlogSettings{Server: s.cfg.DSN.Addr()}
-	conn, done, err := s.connect(ctx)
-	if err != nil {
-		return st, err
-	}
-	defer done()
-	r, err := conn.Execute("SELECT @@GLOBAL.binlog_format, @@GLOBAL.binlog_row_image")
-	if err != nil {
-		return st, fmt.Errorf("binlogstream: read binlog_format and binlog_row_image on %s: %w", st.Server, err)
-	}
-	f, err1 := r.GetString(0, 0)
-	img, err2 := r.GetString(0, 1)
-	if err1 != nil || err2 != nil {
-		return st, fmt.Errorf("binlogstream: read binlog_format and binlog_row_image on %s: %v %v", st.Server, err1, err2)
-	}
-	st.Format, st.RowImage = strings.Clone(f), strings.Clone(img) // GetString aliases a pooled buffer
-	return st, nil
 }
 
 func (s *SyncerSource) decodeFilter() func(schema, table string) bool { return s.cfg.DecodeTable }

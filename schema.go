@@ -56,13 +56,6 @@ type Table struct {
 	Unknown string
 }
 
-// Column is one column of a Table: its name, declared type (Type,
-// DataType, Length, Precision, Scale, FSP, Elems, Unsigned), charset and
-// collation, nullability, whether it is generated, and the Table_map's
-// type code and metadata (BinlogType, BinlogMeta). Its fields are
-// documented at internal/schema's Column, which it is an alias of.
-type Column = schema.Column
-
 // Known reports whether the column names are known (Source is not
 // SchemaUnknown).
 func (t *Table) Known() bool { return t != nil && t.Source != SchemaUnknown }

@@ -34,3 +34,29 @@ type Stream interface {
 	// Close ends the dump. It is safe to call more than once.
 	Close() error
 }
+
+// ServerState is what a server reports about itself, read by a Prober.
+type ServerState struct {
+	Flavor          string
+	ReadOnly        bool   // @@read_only
+	SuperReadOnly   bool   // @@super_read_only (MySQL)
+	GTIDMode        string // @@gtid_mode (MySQL); "" on MariaDB, whose GTIDs are always on
+	LogBin          bool   // @@log_bin
+	LogSlaveUpdates bool   // @@log_slave_updates / @@log_replica_updates
+	// Executed is what the server's binlog holds: @@gtid_executed on MySQL,
+	// @@gtid_binlog_pos on MariaDB.
+	Executed string
+	// Binlog is the server's current binlog position (SHOW MASTER STATUS).
+	Binlog Position
+}
+
+// Prober reads a server's state. SyncerSource is one.
+type Prober interface {
+	Probe(ctx context.Context) (ServerState, error)
+}
+
+// ProberFunc adapts a function to Prober.
+type ProberFunc func(ctx context.Context) (ServerState, error)
+
+// Probe calls f.
+func (f ProberFunc) Probe(ctx context.Context) (ServerState, error) { return f(ctx) }

@@ -572,3 +572,179 @@ type hintError struct {
 
 func (e *hintError) Error() string { return e.err.Error() + "; " + e.hint }
 func (e *hintError) Unwrap() error { return e.err }
+
+// connect opens a short-lived query connection (TLS as the DSN says) that
+// ctx closes; done releases it.
+func (s *SyncerSource) connect(ctx context.Context) (conn *client.Conn, done func(), err error) {
+	conn, err = connectQuery(ctx, s.cfg.DSN, s.cfg.TLSConfig, s.cfg.tlsPreferred)
+	if err != nil {
+		return nil, nil, err
+	}
+	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
+	return conn, func() { stop(); _ = conn.Close() }, nil
+}
+
+// BinaryLogs lists the binlog files the server has (SHOW BINARY LOGS),
+// oldest first.
+func (s *SyncerSource) BinaryLogs(ctx context.Context) ([]string, error) {
+	files, err := s.BinaryLogFiles(ctx)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = f.Name
+	}
+	return names, nil
+}
+
+// BinaryLogFile is a row of SHOW BINARY LOGS: a binlog file and its size
+// in bytes (the active file's size is where the server writes next).
+type BinaryLogFile struct {
+	Name string
+	Size uint64
+}
+
+// BinaryLogFiles lists the binlog files the server has with their sizes
+// (SHOW BINARY LOGS), oldest first.
+func (s *SyncerSource) BinaryLogFiles(ctx context.Context) ([]BinaryLogFile, error) {
+	conn, done, err := s.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	r, err := conn.Execute("SHOW BINARY LOGS")
+	if err != nil {
+		return nil, fmt.Errorf("SHOW BINARY LOGS on %s: %w", s.cfg.DSN, err)
+	}
+	files := make([]BinaryLogFile, 0, r.RowNumber())
+	for i := range r.RowNumber() {
+		n, err := r.GetString(i, 0)
+		if err != nil {
+			return nil, fmt.Errorf("SHOW BINARY LOGS on %s: %w", s.cfg.DSN, err)
+		}
+		size, err := r.GetUint(i, 1)
+		if err != nil {
+			return nil, fmt.Errorf("SHOW BINARY LOGS on %s: %w", s.cfg.DSN, err)
+		}
+		files = append(files, BinaryLogFile{Name: strings.Clone(n), Size: size}) // GetString aliases a pooled buffer
+	}
+	return files, nil
+}
+
+// PurgedGTIDs is the GTID state the server's oldest binlog file starts
+// with: @@gtid_purged on MySQL; on MariaDB BINLOG_GTID_POS of the first
+// file of SHOW BINARY LOGS at offset 4.
+func (s *SyncerSource) PurgedGTIDs(ctx context.Context) (string, error) {
+	conn, done, err := s.connect(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer done()
+	q := "SELECT @@GLOBAL.gtid_purged"
+	if s.cfg.Flavor == mysql.MariaDBFlavor {
+		r, err := conn.Execute("SHOW BINARY LOGS")
+		if err != nil {
+			return "", fmt.Errorf("SHOW BINARY LOGS on %s: %w", s.cfg.DSN, err)
+		}
+		if r.RowNumber() == 0 {
+			return "", fmt.Errorf("%s has no binlog files", s.cfg.DSN)
+		}
+		first, err := r.GetString(0, 0)
+		if err != nil {
+			return "", err
+		}
+		q = fmt.Sprintf("SELECT BINLOG_GTID_POS('%s', 4)", strings.ReplaceAll(first, "'", "''"))
+	}
+	r, err := conn.Execute(q)
+	if err != nil {
+		return "", fmt.Errorf("%s on %s: %w", q, s.cfg.DSN, err)
+	}
+	v, err := r.GetString(0, 0)
+	if err != nil {
+		return "", fmt.Errorf("%s on %s: %w", q, s.cfg.DSN, err)
+	}
+	return strings.ReplaceAll(strings.Clone(v), "\n", ""), nil
+}
+
+// Probe reads the server's state over a short-lived connection.
+func (s *SyncerSource) Probe(ctx context.Context) (ServerState, error) {
+	st := ServerState{Flavor: s.cfg.Flavor}
+	conn, done, err := s.connect(ctx)
+	if err != nil {
+		return st, err
+	}
+	defer done()
+
+	get := func(v string) (string, error) {
+		r, err := conn.Execute("SELECT @@GLOBAL." + v)
+		if err != nil {
+			return "", err
+		}
+		x, err := r.GetString(0, 0)
+		return strings.Clone(x), err // GetString aliases a pooled buffer
+	}
+	flag := func(v string) (bool, error) {
+		x, err := get(v)
+		return x == "1" || strings.EqualFold(x, "ON"), err
+	}
+	if st.ReadOnly, err = flag("read_only"); err != nil {
+		return st, fmt.Errorf("read @@read_only: %w", err)
+	}
+	if st.LogBin, err = flag("log_bin"); err != nil {
+		return st, fmt.Errorf("read @@log_bin: %w", err)
+	}
+	st.LogSlaveUpdates, _ = flag("log_slave_updates")
+	if s.cfg.Flavor == mysql.MariaDBFlavor {
+		if st.Executed, err = get("gtid_binlog_pos"); err != nil {
+			return st, fmt.Errorf("read @@gtid_binlog_pos: %w", err)
+		}
+	} else {
+		if st.SuperReadOnly, err = flag("super_read_only"); err != nil {
+			return st, fmt.Errorf("read @@super_read_only: %w", err)
+		}
+		if st.GTIDMode, err = get("gtid_mode"); err != nil {
+			return st, fmt.Errorf("read @@gtid_mode: %w", err)
+		}
+		if st.Executed, err = get("gtid_executed"); err != nil {
+			return st, fmt.Errorf("read @@gtid_executed: %w", err)
+		}
+		if !st.LogSlaveUpdates {
+			st.LogSlaveUpdates, _ = flag("log_replica_updates")
+		}
+	}
+	st.Executed = strings.ReplaceAll(st.Executed, "\n", "")
+	r, err := conn.Execute("SHOW MASTER STATUS")
+	if err != nil {
+		r, err = conn.Execute("SHOW BINARY LOG STATUS") // MySQL 8.4
+	}
+	if err == nil && r.RowNumber() > 0 {
+		file, _ := r.GetString(0, 0)
+		file = strings.Clone(file)
+		pos, _ := r.GetUint(0, 1)
+		st.Binlog = Position{File: file, Offset: pos}
+	}
+	return st, nil
+}
+
+// BinlogSettings reads the server's binlog_format and binlog_row_image
+// over a short-lived connection.
+func (s *SyncerSource) BinlogSettings(ctx context.Context) (BinlogSettings, error) {
+	st := BinlogSettings{Server: s.cfg.DSN.Addr()}
+	conn, done, err := s.connect(ctx)
+	if err != nil {
+		return st, err
+	}
+	defer done()
+	r, err := conn.Execute("SELECT @@GLOBAL.binlog_format, @@GLOBAL.binlog_row_image")
+	if err != nil {
+		return st, fmt.Errorf("binlogstream: read binlog_format and binlog_row_image on %s: %w", st.Server, err)
+	}
+	f, err1 := r.GetString(0, 0)
+	img, err2 := r.GetString(0, 1)
+	if err1 != nil || err2 != nil {
+		return st, fmt.Errorf("binlogstream: read binlog_format and binlog_row_image on %s: %v %v", st.Server, err1, err2)
+	}
+	st.Format, st.RowImage = strings.Clone(f), strings.Clone(img) // GetString aliases a pooled buffer
+	return st, nil
+}

@@ -2,7 +2,6 @@ package binlogstream
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -60,16 +59,6 @@ const (
 	txnOpen                // inside BEGIN ... COMMIT/XID (or a MariaDB group)
 	txnStandalone          // MariaDB FL_STANDALONE group: one statement, no COMMIT
 )
-
-// ErrResumeMismatch is matched by errors that say the binlog replayed from
-// the safe point is not the one the resume position was taken from (a
-// server reset, a restored backup, or a position from another server).
-var ErrResumeMismatch = errors.New("binlogstream: replayed binlog does not match the resume position")
-
-// ErrPosition is matched by errors about event positions the tracker
-// cannot follow exactly (an event before the dump's Rotate, a LogPos that
-// disagrees with the event sizes). Positions are never guessed.
-var ErrPosition = errors.New("binlogstream: inconsistent binlog position")
 
 type tracker struct {
 	from ResumePosition

@@ -14,21 +14,6 @@ import (
 // changes, statements), never in events or bytes, and a fingerprint of
 // what was delivered proves the replayed transaction is the same one.
 
-// TxnProgress is how much of the in-flight transaction was delivered.
-type TxnProgress struct {
-	TableMaps  uint32 // Table_map events
-	Rows       uint32 // row changes (an update's two images are one change)
-	Statements uint32 // Query events other than BEGIN/COMMIT/ROLLBACK
-	Other      uint32 // BEGIN, Annotate_rows, Rows_query, Intvar, Rand, User_var
-	// Fingerprint hashes, in order, the table and kind of every row change
-	// and the text of every statement delivered.
-	Fingerprint uint64
-}
-
-func (p TxnProgress) reached(q TxnProgress) bool {
-	return p.TableMaps >= q.TableMaps && p.Rows >= q.Rows && p.Statements >= q.Statements
-}
-
 const (
 	fnvOffset64 = 14695981039346656037
 	fnvPrime64  = 1099511628211
