@@ -291,7 +291,7 @@ func (p *Publisher) OnEvent(ctx context.Context, ev binlogstream.Event) error {
 		if err := p.endTxn(ctx); err != nil {
 			return err
 		}
-		if err := p.add(tailline.AppendProgressLine(p.buf[:0], &ev), "", ""); err != nil {
+		if err := p.add(tailline.AppendProgressLine(p.buf[:0], &ev), StatementSubject(p.cfg.Prefix, "")); err != nil {
 			return err
 		}
 		return p.endTxn(ctx)
@@ -301,7 +301,7 @@ func (p *Publisher) OnEvent(ctx context.Context, ev binlogstream.Event) error {
 		if err := p.endTxn(ctx); err != nil || tailline.IsTxnMarker(e.Query) {
 			return err
 		}
-		if err := p.addEvent(&ev, nil, string(e.Schema), none); err != nil {
+		if err := p.addEvent(&ev, nil, StatementSubject(p.cfg.Prefix, string(e.Schema))); err != nil {
 			return err
 		}
 		return p.endTxn(ctx)
@@ -314,13 +314,13 @@ func (p *Publisher) OnEvent(ctx context.Context, ev binlogstream.Event) error {
 		if err := p.endTxn(ctx); err != nil {
 			return err
 		}
-		if err := p.addEvent(&ev, nil, ev.Table.Schema, ev.Table.Name); err != nil {
+		if err := p.addEvent(&ev, nil, Subject(p.cfg.Prefix, ev.Table.Schema, ev.Table.Name)); err != nil {
 			return err
 		}
 		return p.endTxn(ctx)
 	case *replication.TableMapEvent:
 		if p.wants(e) {
-			return p.addEvent(&ev, nil, string(e.Schema), string(e.Table))
+			return p.addEvent(&ev, nil, Subject(p.cfg.Prefix, string(e.Schema), string(e.Table)))
 		}
 	case *replication.RowsEvent:
 		if !p.wants(e.Table) {
@@ -330,7 +330,7 @@ func (p *Publisher) OnEvent(ctx context.Context, ev binlogstream.Event) error {
 		if err != nil {
 			return err
 		}
-		return p.addEvent(&ev, partial, string(e.Table.Schema), string(e.Table.Table))
+		return p.addEvent(&ev, partial, Subject(p.cfg.Prefix, string(e.Table.Schema), string(e.Table.Table)))
 	}
 	return nil
 }
@@ -340,21 +340,17 @@ func (p *Publisher) wants(tm *replication.TableMapEvent) bool {
 	return p.cfg.Tables == nil || tm == nil || p.cfg.Tables.Match(string(tm.Schema), string(tm.Table))
 }
 
-// addEvent queues the lines of ev, of schema.table.
-func (p *Publisher) addEvent(ev *binlogstream.Event, partial map[int][]any, schema, table string) error {
+// addEvent queues the lines of ev, all on subject.
+func (p *Publisher) addEvent(ev *binlogstream.Event, partial map[int][]any, subject string) error {
 	b, _, _ := p.enc.AppendEvent(p.buf[:0], ev, partial, -1)
-	return p.add(b, schema, table)
+	return p.add(b, subject)
 }
 
-// add queues the lines in b (copied), all of schema.table.
-func (p *Publisher) add(b []byte, schema, table string) error {
+// add queues the lines in b (copied), all on subject.
+func (p *Publisher) add(b []byte, subject string) error {
 	p.buf = b
 	if len(b) == 0 {
 		return nil
-	}
-	subject := p.cfg.Prefix + "." + none + "." + none
-	if schema != "" || table != "" {
-		subject = Subject(p.cfg.Prefix, schema, table)
 	}
 	data := bytes.Clone(b)
 	for len(data) > 0 {

@@ -12,11 +12,19 @@ const DefaultPrefix = "binlog"
 // none is the subject token of an absent schema or table.
 const none = "_"
 
-// Subject is the subject of a line of schema.table under prefix:
-// prefix.<schema>.<table>, each name one subject token (Token), an empty
-// one "_".
+// Subject is the subject of a line of schema.table under prefix (a row,
+// read or table line): prefix.<schema>.<table>, each name one subject
+// token (Token), an empty one "_".
 func Subject(prefix, schema, table string) string {
 	return prefix + "." + Token(schema) + "." + Token(table)
+}
+
+// StatementSubject is the subject of a statement line whose default
+// database is schema: prefix.<schema>._, and prefix._._ without one (a
+// progress line's too). Its last token is "_" itself, which no table's
+// name gives: Token writes a table named "_" %5F.
+func StatementSubject(prefix, schema string) string {
+	return prefix + "." + Token(schema) + "." + none
 }
 
 // Token is name as one subject token: the bytes a subject token cannot
