@@ -54,6 +54,8 @@ type options struct {
 	Start         string
 	StopAtCurrent bool
 	Tables        binlogstream.TablePatterns
+	// TablesLater lets a --tables pattern name tables created later.
+	TablesLater bool
 	// Snapshot reads the rows the tables already hold while streaming;
 	// SnapshotReaders and SnapshotChunkRows are SnapshotConfig's.
 	Snapshot                           bool
@@ -94,6 +96,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		o.Tables = p
 		return err
 	})
+	fs.BoolVar(&o.TablesLater, "tables-created-later", false, "a --tables pattern that matches no table yet names tables created later: a warning, not a refusal")
 	fs.BoolVar(&o.Snapshot, "snapshot", false, "also publish the rows the tables --tables selects (all tables without it) already hold, "+
 		"read in key chunks while streaming (as binlog-tail --snapshot)")
 	fs.UintVar(&o.SnapshotReaders, "snapshot-readers", 0, "--snapshot: chunk reads at once, one connection each (0: the library's default)")
@@ -138,6 +141,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 			d.Password = password
 		}
 		o.FailoverTo = append(o.FailoverTo, d)
+	}
+	if o.TablesLater && o.Tables == nil {
+		return o, errors.New("--tables-created-later needs --tables")
 	}
 	if len(o.FailoverTo) > 0 && !o.GTID {
 		return o, errors.New("--failover-to needs --gtid: file positions differ from server to server, GTID sets do not")
@@ -216,6 +222,15 @@ func run(ctx context.Context, o options, stderr io.Writer) error {
 	if m != nil && lease != nil {
 		m.SetLeaseChanges(lease.Changes)
 	}
+	// Names compare as the server compares them, before the publisher
+	// filters with the patterns.
+	var tables clikit.ServerTables
+	if o.Tables != nil {
+		if tables, err = clikit.ReadServerTables(ctx, o.DSN); err != nil {
+			return err
+		}
+		o.Tables = tables.Patterns(o.Tables)
+	}
 	pub, err := publish.Open(ctx, publish.Config{JetStream: js, Stream: o.Stream, Prefix: o.Prefix, Tables: o.Tables, Logger: logger, Lease: lease,
 		SpoolDir: o.SpoolDir, SpoolBytes: int64(o.SpoolMiB) << 20})
 	if err != nil {
@@ -233,6 +248,16 @@ func run(ctx context.Context, o options, stderr io.Writer) error {
 	st, err := probe(ctx, src)
 	if err != nil {
 		return err
+	}
+	if !pub.Resumed() && o.Tables != nil {
+		// A resumed stream's tables may have been dropped since.
+		warnings, err := tables.CheckTables(o.Tables, o.TablesLater)
+		for _, w := range warnings {
+			logger.Warn(w)
+		}
+		if err != nil {
+			return err
+		}
 	}
 	if !pub.Resumed() {
 		from, err := o.startPosition(flavor, st, oldest)

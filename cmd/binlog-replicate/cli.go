@@ -255,6 +255,20 @@ func replicate(ctx context.Context, log *logrus.Logger, o *options) error {
 			return err
 		}
 	}
+	// Names compare as the source compares them; every run checks the
+	// patterns, as binlog-tail's and binlog-publish's first runs do.
+	srcTables, err := clikit.QueryServerTables(src)
+	if err != nil {
+		return fmt.Errorf("source: %w", err)
+	}
+	o.tables = srcTables.Patterns(o.tables)
+	warnings, err := srcTables.CheckTables(o.tables, false)
+	for _, w := range warnings {
+		log.Warn(w)
+	}
+	if err != nil {
+		return fmt.Errorf("source: %w", err)
+	}
 	tables, err := resolveTables(src, o.tables)
 	if err != nil {
 		return err

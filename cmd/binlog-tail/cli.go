@@ -106,8 +106,10 @@ type options struct {
 	// CPUProfile, when set, is where a CPU profile of the run goes.
 	CPUProfile string
 	Demo       bool
-	// Tables, when set, are the tables whose rows are written (--tables).
-	Tables binlogstream.TablePatterns
+	// Tables, when set, are the tables whose rows are written (--tables);
+	// TablesLater lets its patterns name tables created later.
+	Tables      binlogstream.TablePatterns
+	TablesLater bool
 	// GTID streams in GTID mode; FailoverTo are the failover candidates
 	// (GTID mode only), in order of preference.
 	GTID       bool
@@ -184,6 +186,7 @@ func newFlagSet(o *options, raw *rawFlags, stderr io.Writer) *flag.FlagSet {
 		o.Tables = p
 		return err
 	})
+	fs.BoolVar(&o.TablesLater, "tables-created-later", false, "a --tables pattern that matches no table yet names tables created later: a warning, not a refusal")
 	fs.BoolVar(&o.Snapshot, "snapshot", false, "also read the rows the tables --tables selects (all tables without it) already hold, while streaming: "+
 		"one read line per row, in key chunks each read in its own short transaction (MariaDB); every change of a row comes after its read line")
 	fs.UintVar(&o.SnapshotReaders, "snapshot-readers", 0, "--snapshot: chunk reads at once, one connection each (0: the library's default)")
@@ -255,6 +258,9 @@ func (o *options) resolveFailoverTo(dsns []string, password string) error {
 func (o *options) checkCombinations() error {
 	if o.BinlogBase != "" && o.BinlogDir == "" {
 		return errors.New("--binlog-base needs --binlog-dir")
+	}
+	if o.TablesLater && o.Tables == nil {
+		return errors.New("--tables-created-later needs --tables")
 	}
 	if len(o.FailoverTo) > 0 && o.Offline {
 		return errors.New("--failover-to needs --dsn: the binlog files of --binlog-dir cannot fail over")
@@ -370,6 +376,9 @@ func runTail(ctx context.Context, o options, stderr io.Writer) error {
 	defer release()
 	rec, err := recoverOutput(o)
 	if err != nil {
+		return err
+	}
+	if o.Tables, err = serverTables(ctx, o, !rec.Lines, stderr); err != nil {
 		return err
 	}
 	dir, err := openBinlogDir(o)
@@ -593,6 +602,30 @@ func explainUnservedStart(o options, archived bool, err error) error {
 			"continues the stream: add --binlog-dir DIR): %w", se.Start, err)
 	}
 	return err
+}
+
+// serverTables is --tables comparing names as the server does
+// (lower_case_table_names), checked against its tables when FILE starts
+// empty (fresh): a resumed file's tables may have been dropped since.
+// Offline there is no server: the patterns compare names as written.
+func serverTables(ctx context.Context, o options, fresh bool, stderr io.Writer) (binlogstream.TablePatterns, error) {
+	if o.Tables == nil || o.Offline {
+		return o.Tables, nil
+	}
+	st, err := clikit.ReadServerTables(ctx, o.DSN)
+	if err != nil {
+		return nil, err
+	}
+	pats := st.Patterns(o.Tables)
+	if !fresh {
+		return pats, nil
+	}
+	warnings, err := st.CheckTables(pats, o.TablesLater)
+	logger := newLogger(o, stderr)
+	for _, w := range warnings {
+		logger.Warn(w)
+	}
+	return pats, err
 }
 
 // tableFilter is the sources' DecodeTable for --tables; nil without it.

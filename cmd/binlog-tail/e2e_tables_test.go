@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/binlogstream/binlogstream/testhelpers/mariadb"
@@ -76,4 +78,81 @@ func TestEndToEndTablesFilter(t *testing.T) {
 	killAtRandomComparing(t, got, filepath.Join(dir, "killed.jsonl"), 10,
 		func(out string) []string { return args(out, "--tables", "d.orders") },
 		func(t *testing.T, want, got []byte) { require.Equal(t, dataLines(want), dataLines(got)) })
+}
+
+// docTablesMessages are the messages docs/filtering.md's "--tables in the
+// commands" states: its code spans that hold "--tables ".
+func docTablesMessages(t *testing.T) []string {
+	b, err := os.ReadFile("../../docs/filtering.md")
+	require.NoError(t, err)
+	_, sec, ok := strings.Cut(string(b), "\n## --tables in the commands\n")
+	require.True(t, ok, "docs/filtering.md has no --tables section")
+	sec, _, _ = strings.Cut(sec, "\n## ")
+	var out []string
+	for _, m := range regexp.MustCompile("`([^`]*--tables [^`]*)`").FindAllStringSubmatch(sec, -1) {
+		out = append(out, m[1])
+	}
+	require.Len(t, out, 3, "the refusal, the case refusal and the warning")
+	return out
+}
+
+// TestTablesThatMatchNothing: on MariaDB (lower_case_table_names=0), a
+// --tables pattern that names no table (app.nosuch) or names it in
+// another case (APP.BIG) is refused with exit 1 and the message
+// docs/filtering.md states, before anything is written; a backquoted
+// name (`app`.`big`) selects the table; a wildcard over an existing
+// database that matches nothing yet, and --tables-created-later, pass
+// with the documented warning. Negative control: before the check, the
+// first two exited 0 with only statement lines, and so did the
+// backquoted one, which matched the table "`big`" of "`app`".
+func TestTablesThatMatchNothing(t *testing.T) {
+	mariadb.Require(t)
+	s := mariadb.Start(t, mariadb.Options{})
+	s.Exec(t, "CREATE DATABASE app", "CREATE TABLE app.big (id INT PRIMARY KEY)", "CREATE TABLE app.orders (id INT PRIMARY KEY)")
+	file, pos := s.MasterStatus(t)
+	s.Exec(t, "INSERT INTO app.big VALUES (1)", "INSERT INTO app.orders VALUES (1)", "CREATE DATABASE other")
+	doc := docTablesMessages(t)
+	refusal, caseRefusal, warning := doc[0], doc[1], doc[2]
+	require.True(t, strings.HasPrefix(refusal, "binlog-tail: --tables app.nosuch "), refusal)
+
+	run := func(tables ...string) (result, string) {
+		out := filepath.Join(t.TempDir(), "out.jsonl")
+		args := append([]string{"--dsn", s.DSN(mariadb.ReplUser), "--out", out, "--start", fmt.Sprintf("%s:%d", file, pos),
+			"--stop-at-current", "--server-id", "84"}, tables...)
+		r := runBinary(t, context.Background(), args...)
+		b, _ := os.ReadFile(out)
+		return r, string(b)
+	}
+	for _, c := range []struct{ tables, stderr string }{
+		{"app.nosuch", refusal + "\n"},
+		{"APP.BIG", "binlog-tail: " + caseRefusal},
+		{"`APP`.`BIG`", "but for case it matches app.big: this server compares names as written, lower_case_table_names=0"},
+		{"app.big,app.nosuch", refusal},
+	} {
+		r, out := run("--tables", c.tables)
+		assert.Equal(t, 1, r.code, "--tables %s: %s", c.tables, r.stderr)
+		if strings.HasSuffix(c.stderr, "\n") {
+			assert.Equal(t, c.stderr, r.stderr, "--tables %s", c.tables)
+		} else {
+			assert.Contains(t, r.stderr, strings.TrimPrefix(c.stderr, "binlog-tail: --tables app.nosuch"), "--tables %s", c.tables)
+		}
+		assert.Empty(t, out, "--tables %s: nothing written", c.tables)
+	}
+
+	r, out := run("--tables", "`app`.`big`")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, out, `{"type":"insert","schema":"app","table":"big","row":{"id":1}`)
+	assert.NotContains(t, out, `"table":"orders"`)
+
+	r, out = run("--tables", "app.audit_*")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stderr, warning)
+	assert.Contains(t, out, `"type":"query"`)
+
+	r, _ = run("--tables", "app.later", "--tables-created-later")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "--tables app.later matches no table yet")
+	r, _ = run("--tables-created-later")
+	assert.Equal(t, 2, r.code)
+	assert.Contains(t, r.stderr, "--tables-created-later needs --tables")
 }
