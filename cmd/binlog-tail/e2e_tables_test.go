@@ -156,3 +156,22 @@ func TestTablesThatMatchNothing(t *testing.T) {
 	assert.Equal(t, 2, r.code)
 	assert.Contains(t, r.stderr, "--tables-created-later needs --tables")
 }
+
+// TestTablesFoldedCase: on a server with lower_case_table_names=1,
+// APP.BIG selects app.big, as the server compares names; the same run
+// on a server with 0 is TestTablesThatMatchNothing's refusal.
+func TestTablesFoldedCase(t *testing.T) {
+	mariadb.Require(t)
+	s := mariadb.Start(t, mariadb.Options{ExtraArgs: []string{"--lower-case-table-names=1"}})
+	s.Exec(t, "CREATE DATABASE App", "CREATE TABLE App.Big (id INT PRIMARY KEY)", "CREATE TABLE App.orders (id INT PRIMARY KEY)")
+	file, pos := s.MasterStatus(t)
+	s.Exec(t, "INSERT INTO app.big VALUES (1)", "INSERT INTO app.orders VALUES (1)")
+	out := filepath.Join(t.TempDir(), "out.jsonl")
+	r := runBinary(t, context.Background(), "--dsn", s.DSN(mariadb.ReplUser), "--out", out, "--start", fmt.Sprintf("%s:%d", file, pos),
+		"--stop-at-current", "--server-id", "85", "--tables", "APP.BIG")
+	require.Equal(t, 0, r.code, r.stderr)
+	b, err := os.ReadFile(out)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `{"type":"insert","schema":"app","table":"big","row":{"id":1}`)
+	assert.NotContains(t, string(b), `"table":"orders"`)
+}
