@@ -53,7 +53,14 @@
 //   - --tables PATTERNS: write the rows and table lines of these tables
 //     only (statement lines stay, for every table): comma-separated
 //     schema.table patterns, * and ? matching within a name
-//     (app.orders,app.audit_*,*.events; binlogstream.ParseTablePatterns).
+//     (app.orders,app.audit_*,*.events; binlogstream.ParseTablePatterns),
+//     or backquoted names matched as they are (`app`.`my.table`). Names
+//     compare as the server's lower_case_table_names says. When FILE
+//     starts empty, a pattern that names no table (or no database) exits
+//     1 naming it; a wildcard over an existing database that matches no
+//     table yet is a warning, and so is any with --tables-created-later
+//     (docs/filtering.md). With --binlog-dir and no --dsn, nothing is
+//     checked and names compare as written.
 //     The other tables' rows are not even decoded
 //     (SyncerConfig.DecodeTable). While the stream moves past them, a
 //     progress line carries the position about once a second, and once
