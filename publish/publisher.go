@@ -18,7 +18,7 @@ import (
 	"github.com/synadia-io/orbit.go/jetstreamext"
 
 	"github.com/binlogstream/binlogstream"
-	"github.com/binlogstream/binlogstream/internal/tailline"
+	"github.com/binlogstream/binlogstream/tailline"
 )
 
 // Config configures a Publisher.

@@ -9,7 +9,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/binlogstream/binlogstream"
-	"github.com/binlogstream/binlogstream/internal/tailline"
+	"github.com/binlogstream/binlogstream/tailline"
 )
 
 // The headers of a transaction published as more than one unit (atomic

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/binlogstream/binlogstream"
-	"github.com/binlogstream/binlogstream/internal/tailline"
+	"github.com/binlogstream/binlogstream/tailline"
 	"github.com/binlogstream/binlogstream/testhelpers/mariadb"
 )
 

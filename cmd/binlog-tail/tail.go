@@ -17,7 +17,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/binlogstream/binlogstream"
-	"github.com/binlogstream/binlogstream/internal/tailline"
+	"github.com/binlogstream/binlogstream/tailline"
 )
 
 // tailConfig is everything the streaming core needs; the CLI and the demo
