@@ -18,7 +18,7 @@ import (
 
 	"github.com/binlogstream/binlogstream"
 	"github.com/binlogstream/binlogstream/internal/clikit"
-	"github.com/binlogstream/binlogstream/internal/metrics"
+	"github.com/binlogstream/binlogstream/cmd/internal/metrics"
 	"github.com/binlogstream/binlogstream/publish"
 )
 

@@ -6,7 +6,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
-	"github.com/binlogstream/binlogstream/internal/metrics"
+	"github.com/binlogstream/binlogstream/cmd/internal/metrics"
 )
 
 // serveMetrics serves --metrics ADDR until ctx ends and logs the URL

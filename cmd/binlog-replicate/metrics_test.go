@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/binlogstream/binlogstream/internal/metrics/metricstest"
+	"github.com/binlogstream/binlogstream/cmd/internal/metrics/metricstest"
 	"github.com/binlogstream/binlogstream/testhelpers/mariadb"
 )
 

@@ -18,8 +18,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/binlogstream/binlogstream"
-	"github.com/binlogstream/binlogstream/internal/metrics"
-	"github.com/binlogstream/binlogstream/internal/metrics/metricstest"
+	"github.com/binlogstream/binlogstream/cmd/internal/metrics"
+	"github.com/binlogstream/binlogstream/cmd/internal/metrics/metricstest"
 )
 
 // fakeStreamer answers Stats with st and Source with src.
