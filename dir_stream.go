@@ -45,8 +45,8 @@ func (s *DirSource) newStream(streamed *Position, rowless bool) (*dirStream, err
 	dec.Recycle = s.cfg.RecycleRows
 	p.SetRowsEventDecodeFunc(dec.Decode)
 	ctx, cancel := context.WithCancel(context.Background())
-	return &dirStream{src: s, flavor: flavor, parser: p, dec: dec, closed: make(chan struct{}), ctx: ctx, cancel: cancel,
-		q: readahead.NewQueue(dirQueueEvents, dirQueueBytes)}, nil
+	return &dirStream{src: s, flavor: flavor, parser: p, closed: make(chan struct{}), ctx: ctx, cancel: cancel,
+		cur: readahead.Cursor{Q: readahead.NewQueue(dirQueueEvents, dirQueueBytes), Dec: dec}}, nil
 }
 
 // A stream reads and decodes ahead on its own goroutine, as go-mysql's
@@ -66,13 +66,9 @@ const (
 // reads and decodes (next) into q; Next serves q's batches on the
 // consumer's goroutine; Close may come from any.
 type dirStream struct {
-	q      *readahead.Queue
-	dec    *readahead.Decoder // rows decoded on workers; nil: on the reader
-	arena  *rows.Arena        // of the rows of the event Next returned last (RecycleRows)
-	ctx    context.Context    // the reader's; cancelled by Close
+	cur    readahead.Cursor // over the queue the reader fills; Dec nil: rows decoded on the reader
+	ctx    context.Context  // the reader's; cancelled by Close
 	cancel context.CancelFunc
-	batch  []*replication.BinlogEvent
-	pos    int
 
 	src    *DirSource
 	flavor string
@@ -190,56 +186,22 @@ func (st *dirStream) start() {
 		for {
 			ev, err := st.next(st.ctx)
 			if err != nil {
-				st.q.Fail(err)
+				st.cur.Q.Fail(err)
 				return
 			}
-			if st.q.HandleEvent(ev) != nil {
+			if st.cur.Q.HandleEvent(ev) != nil {
 				return
 			}
 		}
 	}()
 }
 
-func (st *dirStream) takeArena() *rows.Arena {
-	a := st.arena
-	st.arena = nil
-	return a
-}
+func (st *dirStream) takeArena() *rows.Arena { return st.cur.TakeArena() }
 
 // Next returns the next event the reader decoded, once the workers have
 // decoded its rows.
 func (st *dirStream) Next(ctx context.Context) (*replication.BinlogEvent, error) {
-	ev, err := st.take(ctx)
-	if err == nil && st.dec != nil {
-		st.arena, err = st.dec.Wait(ev)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return ev, nil
-}
-
-func (st *dirStream) take(ctx context.Context) (*replication.BinlogEvent, error) {
-	if st.pos < len(st.batch) {
-		ev := st.batch[st.pos]
-		st.batch[st.pos] = nil
-		st.pos++
-		return ev, nil
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	batch, err := st.q.Take(st.batch, ctx.Done())
-	if err == nil && batch == nil {
-		err = ctx.Err()
-	}
-	if err != nil {
-		return nil, err
-	}
-	st.batch, st.pos = batch, 1
-	ev := batch[0]
-	batch[0] = nil
-	return ev, nil
+	return st.cur.Next(ctx)
 }
 
 // next reads the next event: the preamble, then the file's events,
@@ -477,12 +439,12 @@ func (st *dirStream) closeFile() {
 // Close ends the stream; a waiting Next returns.
 func (st *dirStream) Close() error {
 	st.closeOnce.Do(func() {
-		st.q.Fail(errStreamClosed) // first: Next reports the close
+		st.cur.Q.Fail(errStreamClosed) // first: Next reports the close
 		close(st.closed)
 		st.cancel()
 		st.closeFile()
-		if st.dec != nil {
-			st.dec.Close()
+		if st.cur.Dec != nil {
+			st.cur.Dec.Close()
 		}
 	})
 	return nil

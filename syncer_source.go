@@ -298,7 +298,8 @@ func (s *SyncerSource) openTLS(ctx context.Context, tlsConfig *tls.Config, skip 
 			return nil, fmt.Errorf("binlogstream: connect to %s: %w", s.cfg.DSN, plainHint(r.err, tlsConfig))
 		}
 		sctx, cancel := context.WithCancel(context.Background())
-		st := &syncerStream{syncer: b, q: q, dec: dec, ctx: sctx, cancel: cancel, timeout: s.cfg.ReadTimeout}
+		st := &syncerStream{syncer: b, ctx: sctx, cancel: cancel, timeout: s.cfg.ReadTimeout}
+		st.cur = readahead.Cursor{Q: q, Dec: dec, OnWait: func() { st.calls.Add(1) }, TakeErr: st.takeErr}
 		go st.watch()
 		go func() {
 			// Events go to q, not to GetEvent: it only reports how the
@@ -325,20 +326,13 @@ func (s *SyncerSource) openTLS(ctx context.Context, tlsConfig *tls.Config, skip 
 
 type syncerStream struct {
 	syncer *replication.BinlogSyncer
-	q      *readahead.Queue
-	dec    *readahead.Decoder // nil: go-mysql decodes the rows
-	arena  *rows.Arena        // of the rows of the event Next returned last (RecycleRows)
+	cur    readahead.Cursor // over the queue go-mysql's goroutine fills
 	once   sync.Once
 	// ctx is cancelled by Close: it ends the watchdog and the goroutine
 	// waiting for the dump's ending error.
 	ctx     context.Context
 	cancel  context.CancelFunc
 	timeout time.Duration // SyncerConfig.ReadTimeout
-
-	// batch is what Next serves from, taken from q at once; batch[pos:]
-	// are still to serve (served slots are cleared).
-	batch []*replication.BinlogEvent
-	pos   int
 
 	// calls counts Next's waits for a batch, at the start and the end of
 	// each: odd while Next waits.
@@ -355,49 +349,19 @@ func (e *readTimeoutError) Error() string {
 func (e *readTimeoutError) Unwrap() error { return mysql.ErrBadConn }
 func (e *readTimeoutError) Timeout() bool { return true }
 
-func (s *syncerStream) takeArena() *rows.Arena {
-	a := s.arena
-	s.arena = nil
-	return a
-}
+func (s *syncerStream) takeArena() *rows.Arena { return s.cur.TakeArena() }
 
+// Next serves the queue's next event.
 func (s *syncerStream) Next(ctx context.Context) (*replication.BinlogEvent, error) {
-	ev, err := s.next(ctx)
-	if err == nil && s.dec != nil {
-		s.arena, err = s.dec.Wait(ev)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return ev, nil
+	return s.cur.Next(ctx)
 }
 
-func (s *syncerStream) next(ctx context.Context) (*replication.BinlogEvent, error) {
-	if s.pos < len(s.batch) {
-		ev := s.batch[s.pos]
-		s.batch[s.pos] = nil
-		s.pos++
-		return ev, nil
+// takeErr is the error of a queue the watchdog closed: a read timeout.
+func (s *syncerStream) takeErr(ctx context.Context, err error) error {
+	if s.timedOut.Load() && ctx.Err() == nil {
+		return &readTimeoutError{d: s.timeout}
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	s.calls.Add(1)
-	batch, err := s.q.Take(s.batch, ctx.Done())
-	s.calls.Add(1)
-	if err == nil && batch == nil {
-		err = ctx.Err()
-	}
-	if err != nil {
-		if s.timedOut.Load() && ctx.Err() == nil {
-			return nil, &readTimeoutError{d: s.timeout}
-		}
-		return nil, err
-	}
-	s.batch, s.pos = batch, 1
-	ev := batch[0]
-	batch[0] = nil
-	return ev, nil
+	return err
 }
 
 // watch closes the stream when Next has waited for timeout with nothing
@@ -435,11 +399,11 @@ func (s *syncerStream) Close() error {
 		// First, so that Next reports the close, not the cancelled
 		// GetEvent below; it also frees go-mysql's goroutine if it waits
 		// for room.
-		s.q.Fail(readahead.ErrClosed)
+		s.cur.Q.Fail(readahead.ErrClosed)
 		s.cancel()
 		s.syncer.Close()
-		if s.dec != nil {
-			s.dec.Close()
+		if s.cur.Dec != nil {
+			s.cur.Dec.Close()
 		}
 	})
 	return nil
