@@ -114,6 +114,7 @@ type options struct {
 	// (GTID mode only), in order of preference.
 	GTID       bool
 	FailoverTo []binlogstream.DSN
+	formatFlags
 }
 
 // rawFlags are the flags options takes only once they are checked: the
@@ -151,6 +152,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, err
 	}
 	if err := o.checkCombinations(); err != nil {
+		return o, err
+	}
+	if err := o.checkFormat(); err != nil {
 		return o, err
 	}
 	return o, o.checkStart()
@@ -195,6 +199,7 @@ func newFlagSet(o *options, raw *rawFlags, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.NoSnapshot, "no-schema-snapshot", false, "do not read information_schema for tables created before the stream (their rows are\n"+
 		"positional unless binlog_row_metadata=FULL); the snapshot needs SELECT on them")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the run to `FILE` (for go tool pprof)")
+	defineFormatFlags(fs, &o.formatFlags)
 	fs.BoolVar(&o.Demo, "demo", false, "run a self-contained crash-and-resume demo on an in-process fake server and exit")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), usageText)
@@ -412,6 +417,9 @@ func recoverOutput(o options) (recovered, error) {
 	if rec.Lines && rec.Resume.IsGTID() != o.GTID {
 		return rec, modeMismatch(o.Out, rec.Resume)
 	}
+	if err := formatMismatch(o.Out, o.Format, rec); err != nil {
+		return rec, err
+	}
 	if rec.Lines {
 		if err := requireSchemaHistory(o.Out); err != nil {
 			return rec, err
@@ -555,6 +563,10 @@ func newTailConfig(ctx context.Context, o options, rec recovered, dir *binlogstr
 	}
 	if o.Snapshot {
 		cfg.Snapshot = clikit.Snapshot(o.Tables, o.SnapshotReaders, o.SnapshotChunkRows)
+	}
+	if o.Format == formatDebezium {
+		dbz := o.debeziumOptions()
+		cfg.Debezium = &dbz
 	}
 	if o.GTID {
 		if err := setGTIDRange(ctx, o, rec, prober, info, &cfg); err != nil {

@@ -28,6 +28,10 @@ type recovered struct {
 	Cut int64
 	// Size is the file's size after the cut.
 	Size int64
+	// Debezium: the last line is an envelope line of --format debezium;
+	// Skip is its "skip" (see debezium.go).
+	Debezium bool
+	Skip     int
 }
 
 // openOutput opens (or creates) path for appending after recovering it.
@@ -150,6 +154,8 @@ func recoverFile(f fileLike) (recovered, error) {
 	}
 	var v struct {
 		Resume *string `json:"resume"`
+		Type   *string `json:"type"` // every line of the lines format has one
+		Skip   int     `json:"skip"`
 	}
 	if err := json.Unmarshal(line, &v); err != nil || v.Resume == nil {
 		return recovered{}, fmt.Errorf("the last line (at byte %d) is not a binlog-tail line with a \"resume\" token: %.80q", start+1, line)
@@ -162,6 +168,7 @@ func recoverFile(f fileLike) (recovered, error) {
 		return recovered{}, fmt.Errorf("the last line (at byte %d): %w", start+1, err)
 	}
 	rec.Resume, rec.Lines = r, true
+	rec.Debezium, rec.Skip = v.Type == nil, v.Skip
 	return rec, nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/binlogstream/binlogstream"
+	"github.com/binlogstream/binlogstream/debezium"
 	"github.com/binlogstream/binlogstream/tailline"
 )
 
@@ -46,6 +47,9 @@ type tailConfig struct {
 	// Snapshot, when set, reads the tables' rows while streaming
 	// (--snapshot): read lines, and the target waits for them.
 	Snapshot *binlogstream.SnapshotConfig
+	// Debezium, when set, writes Debezium change events in envelope lines
+	// (--format debezium, see debezium.go) instead of the lines format.
+	Debezium *debezium.Options
 	// progressInterval is the streamer's ProgressInterval with Tables
 	// (default 1 s; tests shorten it).
 	progressInterval time.Duration
@@ -129,6 +133,9 @@ type tailer struct {
 	lastLine      time.Time
 	lastResume    binlogstream.ResumePosition
 	progressEvery time.Duration
+
+	// dbz: --format debezium's encoding; nil for the lines format.
+	dbz *dbzTail
 }
 
 // job is one event on its way to the file.
@@ -144,7 +151,10 @@ type job struct {
 	partial map[int][]any // a partial JSON update's after images (values), by row image index
 	// progress: the event's line is a progress line (--tables).
 	progress bool
-	enc      tailline.Formatter // writes the lines
+	// built: buf holds the event's lines already (--format debezium).
+	built bool
+	dbz   bool               // a progress line in the debezium format
+	enc   tailline.Formatter // writes the lines
 }
 
 const (
@@ -320,7 +330,7 @@ func (t *tailer) recycle(j *job) {
 		j.buf = nil
 	}
 	j.ev.Release()
-	j.ev, j.partial = binlogstream.Event{}, nil
+	j.ev, j.partial, j.built = binlogstream.Event{}, nil, false
 	t.free <- j
 }
 
@@ -344,6 +354,12 @@ func tail(ctx context.Context, path string, cfg tailConfig) (res tailResult, err
 	}
 	rw := newReservingWriter(f, rec.Size, cfg.reserve)
 	t := &tailer{cfg: cfg, target: cfg.Target, f: f, w: bufio.NewWriterSize(rw, writeBuffer)}
+	if cfg.Debezium != nil {
+		if t.dbz, err = newDbzTail(path, rec, *cfg.Debezium, cfg.Snapshot != nil); err != nil {
+			f.Close()
+			return res, err
+		}
+	}
 	defer func() {
 		if t.order != nil {
 			t.stopPipeline()
@@ -560,6 +576,9 @@ func (t *tailer) onEvent(_ context.Context, ev binlogstream.Event) error {
 	if err := t.failed(); err != nil {
 		return err
 	}
+	if t.dbz != nil {
+		return t.onDebezium(ev)
+	}
 	rows := false
 	switch e := ev.Event.(type) {
 	case *replication.RowsEvent:
@@ -611,7 +630,8 @@ func (t *tailer) onEvent(_ context.Context, ev binlogstream.Event) error {
 // makes its line a progress line.
 func (t *tailer) queue(ev binlogstream.Event, crashAt int, partial map[int][]any, progress bool) *job {
 	j := <-t.free
-	j.ev, j.crashAt, j.partial, j.progress = ev, crashAt, partial, progress
+	j.ev, j.crashAt, j.partial, j.progress, j.built = ev, crashAt, partial, progress, false
+	j.dbz = t.dbz != nil
 	t.work <- j
 	t.order <- j
 	if t.cfg.Tables != nil {
@@ -671,8 +691,15 @@ func snapshotPending(cfg tailConfig, rec recovered) bool {
 // format renders the job's event as lines into j.buf (up to and including
 // the crash line when there is one).
 func (j *job) format() {
+	if j.built {
+		return
+	}
 	b := j.buf[:0]
 	ev := &j.ev
+	if j.progress && j.dbz {
+		j.buf, j.lines, j.rows = appendDbzProgressLine(b, ev), 1, 0
+		return
+	}
 	if j.progress {
 		j.buf, j.lines, j.rows = tailline.AppendProgressLine(b, ev), 1, 0
 		return
