@@ -101,6 +101,9 @@ var typeCases = []typeCase{
 	{col("pt", "point", "point", nil), wkbPoint(0, 1, 2), `{"x":1,"y":2,"wkb":"AQEAAAAAAAAAAADwPwAAAAAAAABA","srid":0}`,
 		"Spatial types: POINT is io.debezium.data.geometry.Point {x, y, wkb, srid}"},
 	{col("nul", "int", "int", nil), nil, `null`, "NULL is null"},
+	{col("tsz", "timestamp", "timestamp", notNull), "0000-00-00 00:00:00", `"1970-01-01T00:00:00Z"`, "Temporal types: a zero TIMESTAMP of a NOT NULL column is the epoch"},
+	{col("uu", "uuid", "uuid", nil), []byte{0x12, 0x3e, 0x45, 0x67, 0xe8, 0x9b, 0x12, 0xd3, 0xa4, 0x56, 0x42, 0x66, 0x14, 0x17, 0x40, 0x00},
+		`"123e4567-e89b-12d3-a456-426614174000"`, "not a MySQL type: MariaDB's UUID as its text"},
 }
 
 func typesTable() *binlogstream.Table {
@@ -429,4 +432,39 @@ func TestRestore(t *testing.T) {
 			assert.Equal(t, whole, rest, "cut after event %d, schemas %v", cut, schemas)
 		}
 	}
+}
+
+// TestBinaryModes: binary.handling.mode's string forms.
+func TestBinaryModes(t *testing.T) {
+	tbl := &binlogstream.Table{Schema: "app", Name: "b", PrimaryKey: []int{0}, Source: binlogstream.SchemaFromHistory,
+		Columns: []binlogstream.Column{col("id", "int", "int", notNull), col("b", "varbinary(4)", "varbinary", func(c *binlogstream.Column) { c.Charset = "binary" })}}
+	for mode, want := range map[debezium.BinaryHandling]string{"": `"+/8="`, debezium.BinaryBase64: `"+/8="`,
+		debezium.BinaryBase64URLSafe: `"-_8="`, debezium.BinaryHex: `"fbff"`} {
+		recs := encode(t, debezium.Options{BinaryHandling: mode, Schemas: true}, rowsEvent(replication.WRITE_ROWS_EVENTv2, tbl, "", 200, []any{int32(1), []byte{0xfb, 0xff}}))
+		var after map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal(payload(t, recs[0].Value)["after"], &after))
+		assert.Equal(t, want, string(after["b"]), "mode %q", mode)
+		typ := `{"type":"string","optional":true,"field":"b"}`
+		if mode == "" {
+			typ = `{"type":"bytes","optional":true,"field":"b"}`
+		}
+		assert.Contains(t, string(recs[0].Value), typ, "mode %q", mode)
+	}
+}
+
+// TestNoPrimaryKeyAndUnknownColumns: a table without a primary key has a
+// null key and no tombstone; one without column names is refused.
+func TestNoPrimaryKeyAndUnknownColumns(t *testing.T) {
+	nopk := &binlogstream.Table{Schema: "app", Name: "log", Source: binlogstream.SchemaFromHistory,
+		Columns: []binlogstream.Column{col("msg", "int", "int", nil)}}
+	recs := encode(t, debezium.Options{}, rowsEvent(replication.DELETE_ROWS_EVENTv2, nopk, "", 200, []any{int32(1)}))
+	require.Len(t, recs, 1)
+	assert.Nil(t, recs[0].Key)
+	assert.True(t, recs[0].Last)
+
+	unknown := &binlogstream.Table{Schema: "app", Name: "old", Unknown: "no history", Columns: []binlogstream.Column{{}}}
+	enc, _ := debezium.NewEncoder(debezium.Options{})
+	ev := rowsEvent(replication.WRITE_ROWS_EVENTv2, unknown, "", 200, []any{int32(1)})
+	_, err := enc.Append(nil, &ev)
+	assert.ErrorIs(t, err, debezium.ErrUnknownColumns)
 }

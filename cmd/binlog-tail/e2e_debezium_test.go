@@ -244,6 +244,9 @@ func TestDebeziumFormatRefusals(t *testing.T) {
 		after, _ := os.ReadFile(tc.out)
 		assert.Equal(t, before, after, "the file is left as it was")
 	}
+	o, err := parseFlags([]string{"--dsn", "u:p@tcp(127.0.0.1:1)/", "--out", filepath.Join(dir, "x")}, &bytes.Buffer{})
+	require.NoError(t, err)
+	assert.Equal(t, formatFlags{Format: "lines", DecimalHandling: "precise", TopicPrefix: "binlog"}, o.formatFlags, "the defaults")
 	for _, tc := range []struct {
 		args []string
 		msg  string
