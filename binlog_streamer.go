@@ -82,6 +82,14 @@ type BinlogStreamer struct {
 	// stop target (StopAtCurrent): a GTID set in GTID mode, else a position
 	stopSet mysql.GTIDSet
 	stopPos Position
+	// rotated is the last Rotate event delivered: its end in the file it
+	// ends (from) and the position it names (to). The file it names may
+	// sort anywhere, so a stop position in the file left is compared with
+	// from while the stream is at to.
+	rotated struct{ from, to Position }
+	// stopNext is the source's NextBinlog at StopAtCurrent: a stream at
+	// it has everything up to stopPos.
+	stopNext Position
 
 	droppedAtStart, droppedAfterReconnect atomic.Uint64
 	reconnectAttempts, reconnects         atomic.Uint64
@@ -667,6 +675,10 @@ func (s *BinlogStreamer) afterDelivery(be *replication.BinlogEvent, d *decision)
 	s.resume = d.after
 	s.delivered++
 	s.at = d.end
+	if be.Header.EventType == replication.ROTATE_EVENT {
+		s.rotated.from = Position{File: d.start.File, Offset: d.start.Offset + uint64(be.Header.EventSize)}
+		s.rotated.to = d.end
+	}
 	if ts := be.Header.Timestamp; ts != 0 {
 		s.lastTS = int64(ts)
 	}
@@ -693,7 +705,7 @@ func (s *BinlogStreamer) StopAtCurrent(ctx context.Context) (string, error) {
 	if st.Binlog.IsZero() {
 		return "", errors.New("binlogstream: the server reports no binlog position (log_bin=OFF?)")
 	}
-	s.StopAt(st.Binlog)
+	s.stopAt(st.Binlog, st.NextBinlog)
 	return st.Binlog.String(), nil
 }
 
@@ -723,10 +735,15 @@ func (s *BinlogStreamer) FlushAndStop(ctx context.Context) error {
 }
 
 // StopAt makes a file-mode Run return nil once an event ending at or
-// after pos is delivered (at once if that is already so).
-func (s *BinlogStreamer) StopAt(pos Position) {
+// after pos is delivered (at once if that is already so). A Rotate event
+// ends in the file it closes, whatever the name of the file it names.
+func (s *BinlogStreamer) StopAt(pos Position) { s.stopAt(pos, Position{}) }
+
+// stopAt is StopAt with the position a Rotate ending at pos names (zero
+// when none does): a stream there has reached pos too.
+func (s *BinlogStreamer) stopAt(pos, next Position) {
 	s.mu.Lock()
-	s.stopPos = pos
+	s.stopPos, s.stopNext = pos, next
 	s.hasStop.Store(true)
 	s.mu.Unlock()
 	s.stopIfReached()
@@ -793,7 +810,14 @@ func (s *BinlogStreamer) reachedStop() bool {
 		have, err := mysql.ParseGTIDSet(r.Flavor, r.Executed)
 		return err == nil && have.Contain(s.stopSet)
 	case !s.stopPos.IsZero():
-		return r.Rows == 0 && r.Inner == 0 && r.Streamed.Compare(s.stopPos) >= 0
+		if r.Rows != 0 || r.Inner != 0 {
+			return false
+		}
+		// Right after a Rotate, the stream is in the file it names, whose
+		// name may sort before the stop position's (a Rotate to a file of
+		// another base): the Rotate's end in the file it left counts.
+		return r.Streamed.Compare(s.stopPos) >= 0 || r.Streamed == s.stopNext && !s.stopNext.IsZero() ||
+			r.Streamed == s.rotated.to && s.rotated.from.Compare(s.stopPos) >= 0
 	}
 	return false
 }

@@ -410,7 +410,8 @@ func (s *DirSource) startState(name, flavor string) (mysql.GTIDSet, error) {
 
 // Probe reports the directory as a server would: Binlog is the end of the
 // last complete event of the last file, Executed the GTID state there (the
-// last file's starting state plus every group complete before that end).
+// last file's starting state plus every group complete before that end),
+// and NextBinlog what a Rotate event ending there names.
 // BinlogStreamer.StopAtCurrent uses it to stop at the end of the files.
 func (s *DirSource) Probe(ctx context.Context) (ServerState, error) {
 	if err := ctx.Err(); err != nil {
@@ -426,7 +427,7 @@ func (s *DirSource) Probe(ctx context.Context) (ServerState, error) {
 	}
 	st := ServerState{Flavor: flavor, LogBin: true}
 	for i := len(names) - 1; i >= 0; i-- {
-		end, executed, known, err := s.scanEnd(names[i], flavor)
+		end, next, executed, known, err := s.scanEnd(names[i], flavor)
 		if errors.Is(err, binlogfile.ErrNotYet) && i > 0 {
 			continue // a file just created: its Format_description is not written yet
 		}
@@ -434,7 +435,7 @@ func (s *DirSource) Probe(ctx context.Context) (ServerState, error) {
 			return ServerState{}, err
 		}
 		if st.Binlog.IsZero() {
-			st.Binlog = end
+			st.Binlog, st.NextBinlog = end, next
 		}
 		if known || i == 0 {
 			// A file whose GTID state is not written yet starts with the
@@ -447,31 +448,32 @@ func (s *DirSource) Probe(ctx context.Context) (ServerState, error) {
 }
 
 // scanEnd walks a file's events to the end of the last complete one and
-// returns that position and the GTID state there (known false when the
-// file's starting state is not written yet).
-func (s *DirSource) scanEnd(name, flavor string) (end Position, executed string, known bool, err error) {
+// returns that position, what that event names when it is a Rotate (next)
+// and the GTID state there (known false when the file's starting state is
+// not written yet).
+func (s *DirSource) scanEnd(name, flavor string) (end, next Position, executed string, known bool, err error) {
 	path := s.path(name)
 	h, err := binlogfile.ReadHead(path, flavor, fileFaults)
 	if err != nil {
 		var fe *FileError
 		if errors.As(err, &fe) && errors.Is(err, ErrNotInDir) {
-			return Position{}, "", false, binlogfile.ErrNotYet
+			return Position{}, Position{}, "", false, binlogfile.ErrNotYet
 		}
-		return Position{}, "", false, err
+		return Position{}, Position{}, "", false, err
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return Position{}, "", false, &FileError{Path: path, Err: err}
+		return Position{}, Position{}, "", false, &FileError{Path: path, Err: err}
 	}
 	defer f.Close()
 	r := binlogfile.NewReader(f, path, fileFaults)
 	if _, err := r.Head(); err != nil {
-		return Position{}, "", false, err
+		return Position{}, Position{}, "", false, err
 	}
 	p := replication.NewBinlogParser()
 	p.SetFlavor(flavor)
 	if _, err := parseEvent(p, h.FDERaw); err != nil {
-		return Position{}, "", false, &FileError{Path: path, Offset: 4, Err: err}
+		return Position{}, Position{}, "", false, &FileError{Path: path, Offset: 4, Err: err}
 	}
 	var g groupTracker
 	set := h.State
@@ -488,17 +490,21 @@ func (s *DirSource) scanEnd(name, flavor string) (end Position, executed string,
 			if errors.Is(err, binlogfile.ErrNotYet) || errors.Is(err, io.EOF) {
 				break
 			}
-			return Position{}, "", false, err
+			return Position{}, Position{}, "", false, err
 		}
 		if cap(raw) > cap(buf) && len(raw) <= 1<<20 {
 			buf = raw
 		}
 		typ := replication.EventType(raw[4])
+		next = Position{}
+		if typ == replication.ROTATE_EVENT {
+			next = rotateTarget(raw, h.CRC)
+		}
 		done := ""
 		if g.needs(typ) {
 			ev, err := parseEvent(p, bytes.Clone(raw))
 			if err != nil {
-				return Position{}, "", false, &FileError{Path: path, Offset: off, Err: err}
+				return Position{}, Position{}, "", false, &FileError{Path: path, Offset: off, Err: err}
 			}
 			done = g.observe(ev)
 		} else {
@@ -506,9 +512,23 @@ func (s *DirSource) scanEnd(name, flavor string) (end Position, executed string,
 		}
 		if done != "" {
 			if err := set.Update(done); err != nil {
-				return Position{}, "", false, &FileError{Path: path, Offset: off, Err: err}
+				return Position{}, Position{}, "", false, &FileError{Path: path, Offset: off, Err: err}
 			}
 		}
 	}
-	return Position{File: name, Offset: r.Off()}, set.String(), h.State != nil, nil
+	return Position{File: name, Offset: r.Off()}, next, set.String(), h.State != nil, nil
+}
+
+// rotateTarget is the position a raw Rotate event names, as the stream's
+// tracker places the event's end; zero when it does not decode.
+func rotateTarget(raw []byte, crc bool) Position {
+	body := raw[replication.EventHeaderSize:]
+	if crc {
+		body = body[:len(body)-replication.BinlogChecksumLength]
+	}
+	re := &replication.RotateEvent{}
+	if err := re.Decode(body); err != nil {
+		return Position{}
+	}
+	return Position{File: string(re.NextLogName), Offset: re.Position}
 }

@@ -512,3 +512,57 @@ func TestDirSourceLargeEvent(t *testing.T) {
 	require.Equal(t, want.entries, got.entries)
 	require.Equal(t, want.tokens, got.tokens)
 }
+
+// TestDirSourceStopAtCurrentAfterRotateToAnotherName: when the last file
+// ends with a Rotate event naming a file of another name (a binlog copied
+// from a server whose log_basename changed, or renamed), StopAtCurrent
+// still ends the run at the end of the files present at start, whether
+// that name sorts before or after the file's, and wherever the run starts.
+func TestDirSourceStopAtCurrentAfterRotateToAnotherName(t *testing.T) {
+	for _, c := range []struct{ file, rotatesTo string }{
+		{"mdev-bin", "master-bin"}, // the next name sorts before the file's
+		{"a-bin", "z-bin"},         // and after
+	} {
+		for _, f := range []th.Flavor{th.MySQL, th.MariaDB} {
+			t.Run(string(f)+"/"+c.file+"-to-"+c.rotatesTo, func(t *testing.T) {
+				bl := th.NewBuilder(f, th.FileBase(c.rotatesTo)).
+					Txn(func(t *th.Txn) { t.Insert(users, userRows(1, 3)...) }).
+					Rotate().Build()
+				name := c.file + ".000001"
+				dir := t.TempDir()
+				data := bl.Files[0].Data
+				require.NoError(t, os.WriteFile(filepath.Join(dir, name), data, 0o644))
+				end := binlogstream.Position{File: name, Offset: uint64(len(data))}
+				next := binlogstream.Position{File: c.rotatesTo + ".000002", Offset: 4}
+				st, err := newDirSource(t, dir).Probe(context.Background())
+				require.NoError(t, err)
+				assert.Equal(t, end, st.Binlog)
+				assert.Equal(t, next, st.NextBinlog)
+				// From the first event, from the end, and from the position
+				// the Rotate names (a resume token taken after it).
+				for _, from := range []binlogstream.Position{{File: name, Offset: 4}, end, next} {
+					s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: newDirSource(t, dir), Start: binlogstream.StartAt(from)})
+					require.NoError(t, err)
+					rows := 0
+					s.AddListener(func(_ context.Context, ev binlogstream.Event) error {
+						rows += binlogstream.RowChanges(ev.BinlogEvent)
+						return nil
+					})
+					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+					target, err := s.StopAtCurrent(ctx)
+					require.NoError(t, err)
+					assert.Equal(t, end.String(), target, "the end of the last file present")
+					require.NoError(t, s.Run(ctx), "from %s: Run must end at the target, not wait for %s.000002", from, c.rotatesTo)
+					cancel()
+					if from.File == name && from.Offset == 4 {
+						assert.Equal(t, 3, rows)
+						assert.Equal(t, next, s.ResumePosition().Streamed)
+					} else {
+						assert.Zero(t, rows)
+					}
+					require.NoError(t, s.Close())
+				}
+			})
+		}
+	}
+}

@@ -289,14 +289,7 @@ func (st *dirStream) event(raw []byte, off uint64) (*replication.BinlogEvent, er
 	typ := replication.EventType(raw[4])
 	st.lastType = typ
 	if typ == replication.ROTATE_EVENT {
-		re := &replication.RotateEvent{}
-		body := raw[replication.EventHeaderSize:]
-		if st.crc {
-			body = body[:len(body)-replication.BinlogChecksumLength]
-		}
-		if err := re.Decode(body); err == nil {
-			st.rotateTo = string(re.NextLogName)
-		}
+		st.rotateTo = rotateTarget(raw, st.crc).File
 	}
 	if st.have != nil {
 		switch typ {

@@ -48,6 +48,11 @@ type ServerState struct {
 	Executed string
 	// Binlog is the server's current binlog position (SHOW MASTER STATUS).
 	Binlog Position
+	// NextBinlog, when not zero, is where the binlog goes on after Binlog:
+	// the file and offset named by the Rotate event that ends at Binlog (a
+	// DirSource whose last file ends with one). A stream there has
+	// everything up to Binlog, whatever the order of the two names.
+	NextBinlog Position
 }
 
 // Prober reads a server's state. SyncerSource is one.

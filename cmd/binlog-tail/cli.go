@@ -573,7 +573,7 @@ func newTailConfig(ctx context.Context, o options, rec recovered, dir *binlogstr
 			return tailConfig{}, err
 		}
 	} else {
-		cfg.Start, cfg.Target = binlogstream.StartAt(info.Start), info.Target
+		cfg.Start, cfg.Target, cfg.TargetNext = binlogstream.StartAt(info.Start), info.Target, info.TargetNext
 	}
 	if !o.Quiet {
 		cfg.Progress = stderr
@@ -669,10 +669,15 @@ func inspectDir(ctx context.Context, o options, dir *binlogstream.DirSource, nee
 	}
 	current := func() (binlogstream.Position, error) {
 		st, err := dir.Probe(ctx)
+		info.TargetNext = st.NextBinlog
 		return st.Binlog, err
 	}
 	oldest := func() (binlogstream.Position, error) { return binlogstream.Position{File: names[0], Offset: 4}, nil }
-	return info, resolvePositions(o, needStart, &info, current, oldest)
+	err = resolvePositions(o, needStart, &info, current, oldest)
+	if !o.StopAtCurrent {
+		info.TargetNext = binlogstream.Position{}
+	}
+	return info, err
 }
 
 // resolvePositions sets, in file mode, info.Target for --stop-at-current
@@ -755,6 +760,8 @@ type serverInfo struct {
 	Flavor string
 	Start  binlogstream.Position // zero unless needed
 	Target binlogstream.Position // zero unless --stop-at-current
+	// TargetNext: what a Rotate event ending at Target names (offline).
+	TargetNext binlogstream.Position
 }
 
 // inspectServer connects once over go-mysql's client to detect the flavor

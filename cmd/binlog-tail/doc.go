@@ -31,7 +31,9 @@
 //     output is the one the server that wrote the files would give,
 //     positions and tokens included, with the same exactly-once resume.
 //     --start current and --stop-at-current mean the end of the last
-//     complete event of the last file (with --gtid, the GTID state there);
+//     complete event of the last file present at start (with --gtid, the
+//     GTID state there), also when that event is a Rotate naming a file
+//     of another name;
 //     without --stop-at-current binlog-tail follows the files as they grow
 //     (a partly written last event is waited for). A corrupt event (bad
 //     checksum, impossible length) stops it with the file and offset.

@@ -30,6 +30,10 @@ type tailConfig struct {
 	// Target, when set, stops the run once an event ending at or after it
 	// has been written (--stop-at-current, file mode).
 	Target binlogstream.Position
+	// TargetNext is where the binlog goes on after Target when a Rotate
+	// event ends there (binlogstream.ServerState.NextBinlog): a run that
+	// starts at it has nothing to do, whatever the order of the names.
+	TargetNext binlogstream.Position
 	// TargetGTID, when set, stops the run once every transaction in it
 	// has been written (--stop-at-current --gtid).
 	TargetGTID string
@@ -385,7 +389,8 @@ func tail(ctx context.Context, path string, cfg tailConfig) (res tailResult, err
 		res.Lines = t.lines.Load()
 	}()
 
-	if !t.target.IsZero() && from.Rows == 0 && from.Streamed.Compare(t.target) >= 0 && !snapshotPending(cfg, rec) {
+	if !t.target.IsZero() && from.Rows == 0 && !snapshotPending(cfg, rec) &&
+		(from.Streamed.Compare(t.target) >= 0 || from.Streamed == cfg.TargetNext) {
 		res.Reached = true
 		return res, nil // nothing to do
 	}
@@ -417,9 +422,11 @@ func tail(ctx context.Context, path string, cfg tailConfig) (res tailResult, err
 			return res, err
 		}
 	}
-	if cfg.Snapshot != nil && !cfg.Target.IsZero() {
+	if !cfg.Target.IsZero() {
 		// The library's stop also waits for the snapshot, which may end
-		// with no line (a last chunk that holds no row).
+		// with no line (a last chunk that holds no row), and takes a
+		// last Rotate naming a file of another name as the end of its
+		// file (checkTarget sees only the name it names).
 		s.StopAt(cfg.Target)
 	}
 	runCtx, stop := context.WithCancel(ctx)
@@ -442,7 +449,7 @@ func tail(ctx context.Context, path string, cfg tailConfig) (res tailResult, err
 	if werr := t.failed(); werr != nil {
 		return res, werr // the run was stopped for it
 	}
-	res.Reached = t.reached || (err == nil && (cfg.TargetGTID != "" || cfg.Snapshot != nil && !cfg.Target.IsZero()))
+	res.Reached = t.reached || (err == nil && (cfg.TargetGTID != "" || !cfg.Target.IsZero()))
 	if res.Reached || (ctx.Err() != nil && errors.Is(err, ctx.Err())) {
 		return res, nil
 	}
