@@ -124,6 +124,18 @@ type rawFlags struct {
 	failoverTo        []string
 }
 
+// startDefaultText is --start's default, as -h prints it.
+const startDefaultText = "Default: current with --dsn; oldest with --binlog-dir alone (the files' first event)"
+
+// defaultStart is --start when it is not given: a server's files are
+// followed from now on, a directory's files are read from the first.
+func defaultStart(offline bool) string {
+	if offline {
+		return "oldest"
+	}
+	return "current"
+}
+
 // parseFlags parses and checks the command line; flag.ErrHelp for --help.
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
@@ -144,6 +156,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	password, err := o.resolveDSN(raw)
 	if err != nil {
 		return o, err
+	}
+	if o.Start == "" {
+		o.Start = defaultStart(o.Offline)
 	}
 	if err := o.checkServerIDAndFlavor(); err != nil {
 		return o, err
@@ -171,8 +186,9 @@ func newFlagSet(o *options, raw *rawFlags, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.BinlogDir, "binlog-dir", "", "read the binlog files in `DIR` (a server's binlog directory, a copy, or an archive written by mariadb-binlog/mysqlbinlog --raw) instead of a server; "+
 		"the order is DIR's *.index file when there is one, else the file names. With --dsn: an archive of the server's files, read for what the server has purged "+
 		"(then the stream continues on the server)")
-	fs.StringVar(&o.Start, "start", "current", "where to start when FILE is empty: current (SHOW MASTER STATUS), oldest (first of SHOW BINARY LOGS, offset 4) or FILE:POS;\n"+
-		"with --gtid: current (the server's executed GTID set), oldest (every transaction the server still has) or a GTID set (stream what is not in it)")
+	fs.StringVar(&o.Start, "start", "", "where to start when FILE is empty: current (SHOW MASTER STATUS), oldest (first of SHOW BINARY LOGS, offset 4) or FILE:POS;\n"+
+		"with --gtid: current (the server's executed GTID set), oldest (every transaction the server still has) or a GTID set (stream what is not in it).\n"+
+		startDefaultText)
 	fs.BoolVar(&o.StopAtCurrent, "stop-at-current", false, "exit 0 once everything up to the server's position at startup (SHOW MASTER STATUS; with --gtid its executed GTID set) is written")
 	fs.BoolVar(&o.GTID, "gtid", false, "stream in GTID mode: positions and resume tokens are GTID sets, valid on every server of the topology (MariaDB, or MySQL with gtid_mode=ON)")
 	fs.Func("failover-to", "`DSN` of a server the stream may fail over to when --dsn stays unreachable (repeatable, tried in order; needs --gtid). "+

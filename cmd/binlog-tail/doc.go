@@ -106,9 +106,11 @@
 //     Restore FILE.schema as it was written with FILE, or move FILE aside
 //     and start again. A FILE with no complete line starts afresh with a
 //     new FILE.schema.
-//   - --start (default current): where an empty FILE starts: current is
-//     SHOW MASTER STATUS, oldest the first file of SHOW BINARY LOGS at
-//     offset 4, or FILE:POS (an event boundary outside any statement).
+//   - --start (default current with --dsn, oldest with --binlog-dir
+//     alone): where an empty FILE starts: current is SHOW MASTER STATUS,
+//     oldest the first file of SHOW BINARY LOGS at offset 4 (offline, the
+//     first file of DIR), or FILE:POS (an event boundary outside any
+//     statement).
 //     A run killed before it wrote its first line starts again from
 //     --start, so "current" then means the position at the rerun.
 //   - --stop-at-current: read SHOW MASTER STATUS at startup and exit 0 once

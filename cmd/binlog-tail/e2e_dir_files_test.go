@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,4 +61,47 @@ func TestBinlogDirStopAtCurrentAfterRotateToAnotherName(t *testing.T) {
 	again, err := os.ReadFile(out)
 	require.NoError(t, err)
 	assert.Equal(t, string(got), string(again), "the rerun adds nothing")
+}
+
+// TestBinlogDirStartsAtOldest: without --start, --binlog-dir alone reads
+// the files from their first event (the output of --start oldest), and
+// --dsn starts at the server's current position, as -h and the README
+// say.
+func TestBinlogDirStartsAtOldest(t *testing.T) {
+	dir := mdevDir(t)
+	run := func(extra ...string) string {
+		t.Helper()
+		out := filepath.Join(t.TempDir(), "out.jsonl")
+		r := runBounded(t, append([]string{"--binlog-dir", dir, "--out", out, "--stop-at-current", "--tables", "test.t1", "--quiet"}, extra...)...)
+		require.Equal(t, 0, r.code, r.stderr)
+		got, err := os.ReadFile(out)
+		require.NoError(t, err)
+		return string(got)
+	}
+	def := run()
+	assert.Equal(t, 105, strings.Count(def, `"type":"insert"`), "every row of the files")
+	assert.True(t, run("--start", "oldest") == def, "the output of --start oldest")
+	assert.Empty(t, run("--start", "current"), "current is the end of the files")
+
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--binlog-dir", dir}, "oldest"},
+		{[]string{"--dsn", "u@tcp(127.0.0.1:1)/"}, "current"},
+		{[]string{"--dsn", "u@tcp(127.0.0.1:1)/", "--binlog-dir", dir}, "current"}, // DIR archives what the server purged
+	} {
+		o, err := parseFlags(append(c.args, "--out", "x"), io.Discard)
+		require.NoError(t, err)
+		assert.Equal(t, c.want, o.Start, "%v", c.args)
+	}
+
+	var help bytes.Buffer
+	_, err := parseFlags([]string{"-h"}, &help)
+	require.ErrorIs(t, err, flag.ErrHelp)
+	assert.Contains(t, strings.Join(strings.Fields(help.String()), " "),
+		"Default: current with --dsn; oldest with --binlog-dir alone")
+	readme, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	assert.Contains(t, string(readme), "Default: `current` with `--dsn`; `oldest` with `--binlog-dir` alone")
 }
