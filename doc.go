@@ -144,8 +144,10 @@
 // Config.Snapshot (or SnapshotTable while streaming) reads tables beside
 // the stream with no long transaction: each chunk of
 // SnapshotConfig.ChunkRows rows in key order (the primary key, else a
-// UNIQUE key of NOT NULL columns; a table with neither is refused by
-// name) is one short transaction on a reader's own connection. On MariaDB
+// UNIQUE key of NOT NULL columns) is one short transaction on a reader's
+// own connection. Selected tables with neither fail Run at its start,
+// before any event, with one *SnapshotKeyError naming them all, unless
+// SnapshotConfig.Keyless is KeylessSkip (see docs/snapshot.md). On MariaDB
 // (SyncerConfig.Flavor "mariadb") it is a START TRANSACTION WITH
 // CONSISTENT SNAPSHOT whose Binlog_snapshot_file and _position are the
 // binlog position the read is exact at. On MySQL it is a locking read

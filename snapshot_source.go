@@ -27,8 +27,9 @@ import (
 type snapshotSource interface {
 	// snapshotTables reads the definitions of the base tables pats
 	// selects, and of the named ones ("schema.table"), by name; missing
-	// lists the named ones the server has no base table for.
-	snapshotTables(ctx context.Context, pats TablePatterns, names []string) (tables []*snapTable, missing []string, err error)
+	// lists the named ones the server has no base table for, keyless
+	// those it has with no key to read them by (in order).
+	snapshotTables(ctx context.Context, pats TablePatterns, names []string) (tables []*snapTable, missing, keyless []string, err error)
 	// chunkReader opens a connection that reads chunks.
 	chunkReader(ctx context.Context) (chunkReader, error)
 }
@@ -329,10 +330,10 @@ func (t *snapTable) after(b []any) (string, error) {
 
 var _ snapshotSource = (*SyncerSource)(nil)
 
-func (s *SyncerSource) snapshotTables(ctx context.Context, pats TablePatterns, names []string) ([]*snapTable, []string, error) {
+func (s *SyncerSource) snapshotTables(ctx context.Context, pats TablePatterns, names []string) ([]*snapTable, []string, []string, error) {
 	conn, done, err := s.queryConn(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	defer done()
 	want := map[string]bool{}
@@ -350,22 +351,29 @@ func (s *SyncerSource) snapshotTables(ctx context.Context, pats TablePatterns, n
 	}
 	snap, err := readSchema(conn, dbs)
 	if err != nil {
-		return nil, nil, fmt.Errorf("binlogstream: snapshot: read the tables: %w", err)
+		return nil, nil, nil, fmt.Errorf("binlogstream: snapshot: read the tables: %w", err)
 	}
 	var out []*snapTable
+	var keyless []string
 	for _, st := range snap.Tables {
 		if !want[st.Schema+"."+st.Name] && !(len(pats) > 0 && pats.Match(st.Schema, st.Name)) {
 			continue
 		}
 		t, err := newSnapTable(st)
+		if errors.Is(err, errNoSnapshotKey) {
+			keyless = append(keyless, st.Schema+"."+st.Name)
+			delete(want, st.Schema+"."+st.Name)
+			continue
+		}
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		out = append(out, t)
 		delete(want, t.id)
 	}
 	missing := slices.Sorted(maps.Keys(want))
-	return out, missing, nil
+	slices.Sort(keyless)
+	return out, missing, keyless, nil
 }
 
 func (s *SyncerSource) chunkReader(ctx context.Context) (chunkReader, error) {

@@ -36,7 +36,50 @@ type SnapshotConfig struct {
 	// Readers is how many chunk reads run at once (one connection each).
 	// 0 means 1.
 	Readers int
+	// Keyless says what to do with a selected table that has no primary
+	// key and no UNIQUE key of NOT NULL columns, which cannot be read in
+	// key chunks: KeylessRefuse (the default) fails the Run at its start,
+	// before anything is delivered, with a *SnapshotKeyError naming every
+	// such table; KeylessSkip reads the others and logs a warning naming
+	// each one left unread (its row changes stream as they come).
+	Keyless KeylessPolicy
 }
+
+// KeylessPolicy is SnapshotConfig.Keyless.
+type KeylessPolicy int
+
+const (
+	// KeylessRefuse fails the snapshot when a selected table has no key.
+	KeylessRefuse KeylessPolicy = iota
+	// KeylessSkip leaves such tables unread, with a warning each.
+	KeylessSkip
+)
+
+// ErrNoSnapshotKey is matched by a *SnapshotKeyError.
+var ErrNoSnapshotKey = errors.New("binlogstream: snapshot: a table has no primary key and no UNIQUE key of NOT NULL columns")
+
+// SnapshotKeyError refuses a snapshot of tables that cannot be read in key
+// chunks: they have no primary key and no UNIQUE key of NOT NULL columns.
+// Leave them out of SnapshotConfig.Tables, give them a key, or set
+// SnapshotConfig.Keyless to KeylessSkip.
+type SnapshotKeyError struct {
+	// Tables are the tables, "schema.table", in order.
+	Tables []string
+}
+
+func (e *SnapshotKeyError) Error() string {
+	names := make([]string, len(e.Tables))
+	for i, id := range e.Tables {
+		db, tbl, _ := strings.Cut(id, ".")
+		names[i] = quoteName(db, tbl)
+	}
+	return fmt.Sprintf("binlogstream: snapshot: %s: no primary key and no UNIQUE key of NOT NULL columns, so the rows cannot be read in key chunks; "+
+		"leave these tables out of SnapshotConfig.Tables, give them a key, or set SnapshotConfig.Keyless to KeylessSkip "+
+		"(their changes still stream, their rows are not read)", strings.Join(names, ", "))
+}
+
+// Unwrap makes errors.Is(err, ErrNoSnapshotKey) true.
+func (e *SnapshotKeyError) Unwrap() error { return ErrNoSnapshotKey }
 
 // DefaultChunkRows is SnapshotConfig.ChunkRows when it is 0: enough rows
 // that a chunk's round trips and transaction are a small part of its
@@ -47,6 +90,9 @@ const DefaultChunkRows = 8192
 func (c *SnapshotConfig) validate() error {
 	if c.ChunkRows < 0 || c.Readers < 0 {
 		return configError("negative Snapshot.ChunkRows or Snapshot.Readers")
+	}
+	if c.Keyless != KeylessRefuse && c.Keyless != KeylessSkip {
+		return configError("Snapshot.Keyless %d: want KeylessRefuse or KeylessSkip", c.Keyless)
 	}
 	if c.ChunkRows == 0 {
 		c.ChunkRows = DefaultChunkRows
@@ -311,8 +357,11 @@ func (d *snapDriver) open(ctx context.Context, from ResumePosition) error {
 			names = append(names, t.Name)
 		}
 	}
-	tables, missing, err := d.src.snapshotTables(ctx, d.cfg.Tables, names)
+	tables, missing, keyless, err := d.src.snapshotTables(ctx, d.cfg.Tables, names)
 	if err != nil {
+		return err
+	}
+	if err := d.keyless(keyless, names, fresh, saved); err != nil {
 		return err
 	}
 	for _, t := range tables {
@@ -362,6 +411,31 @@ func (d *snapDriver) open(ctx context.Context, from ResumePosition) error {
 	}
 	d.dirty, d.needWork = true, true
 	d.setRemaining()
+	return nil
+}
+
+// keyless deals with the selected tables that have no key to read them
+// by. At a fresh start they are refused, or skipped with a warning, as
+// SnapshotConfig.Keyless says; refused, the Run fails before it delivers
+// anything. On a reopen (a resume, a DDL, a failover) one created since
+// the start is skipped with a warning: its rows all come from the stream.
+// A table still being read that has lost its key is refused. Skipped
+// tables are never added.
+func (d *snapDriver) keyless(ids, pending []string, fresh bool, saved snapshot.Saved) error {
+	var refuse []string
+	for _, id := range ids {
+		switch {
+		case slices.Contains(pending, id), fresh && d.cfg.Keyless == KeylessRefuse:
+			refuse = append(refuse, id)
+		case !fresh && id <= saved.Cursor: // not to read in this snapshot
+		default:
+			d.log.WithField("table", id).Warn("snapshot: the table has no primary key and no UNIQUE key of NOT NULL columns: " +
+				"its rows are not read, its changes stream as they come")
+		}
+	}
+	if len(refuse) > 0 {
+		return &SnapshotKeyError{Tables: refuse}
+	}
 	return nil
 }
 
@@ -778,9 +852,12 @@ func (d *snapDriver) takeAdded(ctx context.Context) error {
 		}
 	}
 	if len(names) > 0 {
-		tables, missing, err := d.src.snapshotTables(ctx, nil, names)
+		tables, missing, keyless, err := d.src.snapshotTables(ctx, nil, names)
 		if err != nil {
 			return err
+		}
+		if len(keyless) > 0 {
+			return &SnapshotKeyError{Tables: keyless}
 		}
 		if len(missing) > 0 {
 			return fmt.Errorf("binlogstream: snapshot: no base table %s", strings.Join(missing, ", "))

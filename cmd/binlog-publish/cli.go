@@ -60,6 +60,7 @@ type options struct {
 	// SnapshotReaders and SnapshotChunkRows are SnapshotConfig's.
 	Snapshot                           bool
 	SnapshotReaders, SnapshotChunkRows uint
+	SnapshotKeyless                    binlogstream.KeylessPolicy
 	ServerID                           uint
 	Quiet                              bool
 	Lease                              leaseFlags
@@ -101,6 +102,11 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		"read in key chunks while streaming (as binlog-tail --snapshot)")
 	fs.UintVar(&o.SnapshotReaders, "snapshot-readers", 0, "--snapshot: chunk reads at once, one connection each (0: the library's default)")
 	fs.UintVar(&o.SnapshotChunkRows, "snapshot-chunk-rows", 0, "--snapshot: rows per chunk read (0: the library's default)")
+	fs.Func("snapshot-keyless", "`refuse|skip`: "+clikit.KeylessUsage, func(s string) error {
+		var err error
+		o.SnapshotKeyless, err = clikit.ParseKeyless(s)
+		return err
+	})
 	fs.UintVar(&o.ServerID, "server-id", defaultServerID, "replica server id to register with")
 	fs.BoolVar(&o.Quiet, "quiet", false, "no warnings on stderr")
 	o.Lease.register(fs)
@@ -192,7 +198,7 @@ func cli(ctx context.Context, args []string, stderr io.Writer) int {
 		return clikit.Fail(stderr, "binlog-publish", err, 2)
 	default:
 		if err := run(ctx, o, stderr); err != nil {
-			return clikit.Fail(stderr, "binlog-publish", err, 1)
+			return clikit.Fail(stderr, "binlog-publish", clikit.ExplainSnapshotKey(err), 1)
 		}
 		return 0
 	}
@@ -295,7 +301,7 @@ func stream(ctx context.Context, o options, flavor string, pub *publish.Publishe
 		cfg.MaxReconnectAttempts = clikit.FailoverReconnects
 	}
 	if o.Snapshot {
-		cfg.Snapshot = clikit.Snapshot(o.Tables, o.SnapshotReaders, o.SnapshotChunkRows)
+		cfg.Snapshot = clikit.Snapshot(o.Tables, o.SnapshotReaders, o.SnapshotChunkRows, o.SnapshotKeyless)
 	}
 	s, err := binlogstream.NewBinlogStreamer(cfg)
 	if err != nil {

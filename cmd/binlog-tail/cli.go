@@ -103,6 +103,8 @@ type options struct {
 	// SnapshotReaders and SnapshotChunkRows are SnapshotConfig's Readers
 	// and ChunkRows (0: the library's defaults).
 	SnapshotReaders, SnapshotChunkRows uint
+	// SnapshotKeyless is SnapshotConfig.Keyless (--snapshot-keyless).
+	SnapshotKeyless binlogstream.KeylessPolicy
 	// CPUProfile, when set, is where a CPU profile of the run goes.
 	CPUProfile string
 	Demo       bool
@@ -211,6 +213,11 @@ func newFlagSet(o *options, raw *rawFlags, stderr io.Writer) *flag.FlagSet {
 		"one read line per row, in key chunks each read in its own short transaction (MariaDB); every change of a row comes after its read line")
 	fs.UintVar(&o.SnapshotReaders, "snapshot-readers", 0, "--snapshot: chunk reads at once, one connection each (0: the library's default)")
 	fs.UintVar(&o.SnapshotChunkRows, "snapshot-chunk-rows", 0, "--snapshot: rows per chunk read (0: the library's default)")
+	fs.Func("snapshot-keyless", "`refuse|skip`: "+clikit.KeylessUsage, func(s string) error {
+		var err error
+		o.SnapshotKeyless, err = clikit.ParseKeyless(s)
+		return err
+	})
 	fs.BoolVar(&o.Quiet, "quiet", false, "no progress lines or warnings on stderr")
 	fs.BoolVar(&o.NoSnapshot, "no-schema-snapshot", false, "do not read information_schema for tables created before the stream (their rows are\n"+
 		"positional unless binlog_row_metadata=FULL); the snapshot needs SELECT on them")
@@ -418,7 +425,7 @@ func runTail(ctx context.Context, o options, stderr io.Writer) error {
 		return err
 	}
 	_, err = tail(ctx, o.Out, cfg)
-	return explainUnservedStart(o, dir != nil, err)
+	return clikit.ExplainSnapshotKey(explainUnservedStart(o, dir != nil, err))
 }
 
 // recoverOutput checks the output file before any connection and then
@@ -578,7 +585,7 @@ func newTailConfig(ctx context.Context, o options, rec recovered, dir *binlogstr
 		Tables:         o.Tables,
 	}
 	if o.Snapshot {
-		cfg.Snapshot = clikit.Snapshot(o.Tables, o.SnapshotReaders, o.SnapshotChunkRows)
+		cfg.Snapshot = clikit.Snapshot(o.Tables, o.SnapshotReaders, o.SnapshotChunkRows, o.SnapshotKeyless)
 	}
 	if o.Format == formatDebezium {
 		dbz := o.debeziumOptions()

@@ -7,7 +7,8 @@
 //	binlog-tail --dsn 'USER@tcp(HOST:PORT)/' [--password-file FILE] --out FILE
 //	    [--start oldest|current|FILE:POS] [--stop-at-current]
 //	    [--tables PATTERNS] [--snapshot] [--snapshot-readers N]
-//	    [--snapshot-chunk-rows N] [--server-id N] [--flavor mysql|mariadb]
+//	    [--snapshot-chunk-rows N] [--snapshot-keyless refuse|skip]
+//	    [--server-id N] [--flavor mysql|mariadb]
 //	    [--no-schema-snapshot] [--quiet] [--cpuprofile FILE]
 //	binlog-tail --dsn DSN --out FILE --gtid [--failover-to DSN]...
 //	    [--start oldest|current|GTID_SET] [--stop-at-current] [...]
@@ -82,6 +83,12 @@
 //     line. --stop-at-current also waits for every table to be read.
 //     --snapshot-readers N and --snapshot-chunk-rows N set how many chunk
 //     reads run at once and the rows per chunk (0: the library's defaults).
+//     A selected table with no primary key and no UNIQUE key of NOT NULL
+//     columns cannot be read in chunks: by default (--snapshot-keyless
+//     refuse) binlog-tail exits 1 at start, before any line, naming every
+//     such table and the ways out (--tables leaving them out, or
+//     --snapshot-keyless skip); with --snapshot-keyless skip it writes
+//     their changes but not their rows, with a warning naming each.
 //   - --password-file FILE: the password of every DSN (--dsn,
 //     --failover-to) written without one, from FILE's first line; FILE
 //     must give group and others no access (chmod 600). Without it the

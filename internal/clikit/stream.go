@@ -1,6 +1,12 @@
 package clikit
 
-import "github.com/binlogstream/binlogstream"
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/binlogstream/binlogstream"
+)
 
 // Failover is the failover configuration of a command's failover servers
 // (--failover-to, --failover): candidates tried in order, each dumped as
@@ -28,10 +34,53 @@ const FailoverReconnects = 3
 
 // Snapshot is the snapshot configuration of --snapshot: the tables
 // tables selects (every table when nil), readers chunk reads at once and
-// chunkRows rows a chunk (0: the library's defaults).
-func Snapshot(tables binlogstream.TablePatterns, readers, chunkRows uint) *binlogstream.SnapshotConfig {
+// chunkRows rows a chunk (0: the library's defaults), and what to do with
+// a table that has no key (--snapshot-keyless).
+func Snapshot(tables binlogstream.TablePatterns, readers, chunkRows uint, keyless binlogstream.KeylessPolicy) *binlogstream.SnapshotConfig {
 	if tables == nil {
 		tables, _ = binlogstream.ParseTablePatterns("*.*")
 	}
-	return &binlogstream.SnapshotConfig{Tables: tables, Readers: int(readers), ChunkRows: int(chunkRows)}
+	return &binlogstream.SnapshotConfig{Tables: tables, Readers: int(readers), ChunkRows: int(chunkRows), Keyless: keyless}
 }
+
+// KeylessUsage is the help of --snapshot-keyless.
+const KeylessUsage = "--snapshot: what to do with a selected table that has no primary key and no UNIQUE key of NOT NULL columns " +
+	"(it cannot be read in key chunks): refuse (default: exit 1 at start, before any line, naming every such table) " +
+	"or skip (write its changes, not its rows, with a warning naming it)"
+
+// ParseKeyless parses --snapshot-keyless: refuse or skip.
+func ParseKeyless(s string) (binlogstream.KeylessPolicy, error) {
+	switch s {
+	case "refuse":
+		return binlogstream.KeylessRefuse, nil
+	case "skip":
+		return binlogstream.KeylessSkip, nil
+	}
+	return 0, fmt.Errorf("--snapshot-keyless %q: want refuse or skip", s)
+}
+
+// ExplainSnapshotKey gives a *binlogstream.SnapshotKeyError in err the
+// command's ways out (--tables, --snapshot-keyless skip); other errors
+// pass as they are.
+func ExplainSnapshotKey(err error) error {
+	var ke *binlogstream.SnapshotKeyError
+	if !errors.As(err, &ke) {
+		return err
+	}
+	return &keylessError{ke}
+}
+
+type keylessError struct{ *binlogstream.SnapshotKeyError }
+
+func (e *keylessError) Error() string {
+	names := make([]string, len(e.Tables))
+	for i, id := range e.Tables {
+		db, tbl, _ := strings.Cut(id, ".")
+		names[i] = "`" + db + "`.`" + tbl + "`"
+	}
+	return fmt.Sprintf("--snapshot: %s: no primary key and no UNIQUE key of NOT NULL columns, so the rows cannot be read in key chunks; "+
+		"name the tables to read with --tables, leaving these out, or add --snapshot-keyless skip to stream their changes without reading their rows",
+		strings.Join(names, ", "))
+}
+
+func (e *keylessError) Unwrap() error { return e.SnapshotKeyError }
