@@ -71,10 +71,3 @@ func TestSnapshotKeylessTables(t *testing.T) {
 	require.NoError(t, f.err)
 	assert.Equal(t, 3000, f.reads)
 }
-
-func mustPatterns(t *testing.T, s string) binlogstream.TablePatterns {
-	t.Helper()
-	p, err := binlogstream.ParseTablePatterns(s)
-	require.NoError(t, err)
-	return p
-}
