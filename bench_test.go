@@ -15,8 +15,8 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/binlogstream/binlogstream"
+	"github.com/binlogstream/binlogstream/internal/fakeprimary"
 	th "github.com/binlogstream/binlogstream/testhelpers"
-	"github.com/binlogstream/binlogstream/testhelpers/fakeprimary"
 )
 
 // benchBinlog: txns transactions of stmts statements of rows single-row...

@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/binlogstream/binlogstream"
+	"github.com/binlogstream/binlogstream/internal/fakeprimary"
 	th "github.com/binlogstream/binlogstream/testhelpers"
-	"github.com/binlogstream/binlogstream/testhelpers/fakeprimary"
 )
 
 // TestWireProbe reads a fake primary's state the way failover does, over

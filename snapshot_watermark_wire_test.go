@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/binlogstream/binlogstream"
+	"github.com/binlogstream/binlogstream/internal/fakeprimary"
 	th "github.com/binlogstream/binlogstream/testhelpers"
-	"github.com/binlogstream/binlogstream/testhelpers/fakeprimary"
 )
 
 // The MySQL flavor's chunk reads, through the fake primary: it serves a

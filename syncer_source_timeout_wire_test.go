@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/binlogstream/binlogstream"
+	"github.com/binlogstream/binlogstream/internal/fakeprimary"
 	th "github.com/binlogstream/binlogstream/testhelpers"
-	"github.com/binlogstream/binlogstream/testhelpers/fakeprimary"
 )
 
 func timeoutSource(t *testing.T, p *fakeprimary.Primary, readTimeout time.Duration) binlogstream.Source {

@@ -7,8 +7,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
+	"github.com/binlogstream/binlogstream/internal/fakeprimary"
 	th "github.com/binlogstream/binlogstream/testhelpers"
-	"github.com/binlogstream/binlogstream/testhelpers/fakeprimary"
 	natstest "github.com/binlogstream/binlogstream/testhelpers/nats"
 )
 

@@ -18,8 +18,8 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/binlogstream/binlogstream"
-	th "github.com/binlogstream/binlogstream/testhelpers"
-	"github.com/binlogstream/binlogstream/testhelpers/fakeprimary"
+	"github.com/binlogstream/binlogstream/internal/binlogbuild"
+	"github.com/binlogstream/binlogstream/internal/fakeprimary"
 )
 
 // demoServer is what the demo streams from: a fake MySQL 8 primary on
@@ -29,17 +29,17 @@ type demoServer struct {
 	Primary *fakeprimary.Primary
 	DSN     binlogstream.DSN
 	Source  func() binlogstream.Source // the source of one run, as runTail builds it
-	Binlog  *th.Binlog                 // what the server serves, to name events
+	Binlog  *binlogbuild.Binlog        // what the server serves, to name events
 	First   binlogstream.Position      // the first file at offset 4
 	End     binlogstream.Position      // end of the last event
 	Close   func()
 }
 
 // demoTable is the table of seed 001 (table id as in the seed).
-var demoTable = th.Seed001Table
+var demoTable = binlogbuild.Seed001Table
 
-var demoNotes = th.Table{ID: 5132, Schema: "app_db", Name: "notes", Columns: []th.Column{
-	{Name: "id", Type: th.BigInt}, {Name: "note", Type: th.Varchar(300)},
+var demoNotes = binlogbuild.Table{ID: 5132, Schema: "app_db", Name: "notes", Columns: []binlogbuild.Column{
+	{Name: "id", Type: binlogbuild.BigInt}, {Name: "note", Type: binlogbuild.Varchar(300)},
 }}
 
 // demoBinlog is seed 001's layout (a 10-row INSERT split into 5 Write_rows
@@ -50,27 +50,27 @@ var demoNotes = th.Table{ID: 5132, Schema: "app_db", Name: "notes", Columns: []t
 // statements among the binlog's Table_map and Rows events (statements)
 // and places its crash and its cut by them, and a payload holds them
 // inside one compressed event.
-func demoBinlog() *th.Binlog {
-	row := func(id int64) th.Row { return th.Row{id, fmt.Sprintf("row-%d", id), int32(id % 7)} }
-	b := th.NewBuilder(th.MySQL, th.MaxRowsPerEvent(2))
+func demoBinlog() *binlogbuild.Binlog {
+	row := func(id int64) binlogbuild.Row { return binlogbuild.Row{id, fmt.Sprintf("row-%d", id), int32(id % 7)} }
+	b := binlogbuild.NewBuilder(binlogbuild.MySQL, binlogbuild.MaxRowsPerEvent(2))
 	b.DDL("app_db", "CREATE TABLE _other_table_gho (id BIGINT PRIMARY KEY, v VARCHAR(64), n INT)")
-	b.Txn(func(t *th.Txn) { t.Insert(demoTable, row(1)) })
-	var rows []th.Row
+	b.Txn(func(t *binlogbuild.Txn) { t.Insert(demoTable, row(1)) })
+	var rows []binlogbuild.Row
 	for id := int64(10); id < 20; id++ {
 		rows = append(rows, row(id))
 	}
-	b.Txn(func(t *th.Txn) { t.Insert(demoTable, rows...) }) // the seed's statement
-	b.Txn(func(t *th.Txn) { t.Insert(demoTable, row(2)) })
-	b.Txn(func(t *th.Txn) {
-		t.Update(demoTable, row(10), th.Row{int64(10), "ten", nil}, row(11), th.Row{int64(11), "eleven", int32(0)})
+	b.Txn(func(t *binlogbuild.Txn) { t.Insert(demoTable, rows...) }) // the seed's statement
+	b.Txn(func(t *binlogbuild.Txn) { t.Insert(demoTable, row(2)) })
+	b.Txn(func(t *binlogbuild.Txn) {
+		t.Update(demoTable, row(10), binlogbuild.Row{int64(10), "ten", nil}, row(11), binlogbuild.Row{int64(11), "eleven", int32(0)})
 	})
-	b.Txn(func(t *th.Txn) { t.Delete(demoTable, row(12), row(13), row(14)) })
+	b.Txn(func(t *binlogbuild.Txn) { t.Delete(demoTable, row(12), row(13), row(14)) })
 	b.DDL("app_db", "CREATE TABLE notes (id BIGINT PRIMARY KEY, note VARCHAR(300))")
 	b.Rotate()
-	b.Txn(func(t *th.Txn) {
+	b.Txn(func(t *binlogbuild.Txn) {
 		t.MultiTable(
-			th.Inserted(demoNotes, th.Row{int64(1), "naïve \"quoted\"\n"}, th.Row{int64(2), "\xff\xfe not UTF-8"}, th.Row{int64(3), nil}),
-			th.Deleted(demoTable, row(15), row(16), row(17)),
+			binlogbuild.Inserted(demoNotes, binlogbuild.Row{int64(1), "naïve \"quoted\"\n"}, binlogbuild.Row{int64(2), "\xff\xfe not UTF-8"}, binlogbuild.Row{int64(3), nil}),
+			binlogbuild.Deleted(demoTable, row(15), row(16), row(17)),
 		)
 	})
 	return b.Build()
@@ -96,7 +96,7 @@ func newFakeDemoServer() (*demoServer, error) {
 	}
 	last := bl.Events[len(bl.Events)-1]
 	return &demoServer{
-		Name:    fmt.Sprintf("a fake MySQL %s primary on %s (testhelpers/fakeprimary, gtid_mode=ON)", th.ServerVersion(bl.Flavor), p.Addr()),
+		Name:    fmt.Sprintf("a fake MySQL %s primary on %s (internal/fakeprimary, gtid_mode=ON)", binlogbuild.ServerVersion(bl.Flavor), p.Addr()),
 		Primary: p,
 		DSN:     dsn,
 		Source:  func() binlogstream.Source { return src }, // a SyncerSource opens a new connection per dump
@@ -129,11 +129,11 @@ const (
 // splitStatement is one statement's events: its Table_maps, then its Rows
 // events, the last with STMT_END_F.
 type splitStatement struct {
-	Maps, Rows []th.EventInfo
+	Maps, Rows []binlogbuild.EventInfo
 }
 
 // statements lists the row statements of bl in order.
-func statements(bl *th.Binlog) []splitStatement {
+func statements(bl *binlogbuild.Binlog) []splitStatement {
 	var out []splitStatement
 	var cur *splitStatement
 	for _, e := range bl.Events {
@@ -144,7 +144,7 @@ func statements(bl *th.Binlog) []splitStatement {
 				cur = &out[len(out)-1]
 			}
 			cur.Maps = append(cur.Maps, e)
-		case th.IsRowsEvent(e.Type) && cur != nil:
+		case binlogbuild.IsRowsEvent(e.Type) && cur != nil:
 			cur.Rows = append(cur.Rows, e)
 			if !e.MidStatement {
 				cur = nil
@@ -220,7 +220,7 @@ func (d *demo) cfg() tailConfig {
 
 // demoStatements finds the seed's statement (the first split into
 // crashNth+1 Rows events or more) and the two-table statement.
-func demoStatements(bl *th.Binlog) (seed, multi *splitStatement, err error) {
+func demoStatements(bl *binlogbuild.Binlog) (seed, multi *splitStatement, err error) {
 	stmts := statements(bl)
 	for i := range stmts {
 		s := &stmts[i]
@@ -359,7 +359,7 @@ func (d *demo) resumedRun(ctx context.Context, path string) (binlogstream.Resume
 
 // printCut is step 4's story: where the connection was cut and how the
 // streamer reconnected, with its log line.
-func (d *demo) printCut(res tailResult, dumps []string, cutIn, beforeCut th.EventInfo, frame int64, cutDrops uint64, logs string) {
+func (d *demo) printCut(res tailResult, dumps []string, cutIn, beforeCut binlogbuild.EventInfo, frame int64, cutDrops uint64, logs string) {
 	d.p("4. Meanwhile the resumed run's TCP connection was cut %d bytes into the %d-byte %s at %s:%d",
 		frame/2-5, cutIn.End-cutIn.Start, rowsName(cutIn.Type), cutIn.File, cutIn.Start)
 	d.p("   (the fake primary stalled there, a fakeprimary.Fault; a relay between the two cut the connection),")
@@ -399,7 +399,7 @@ func (d *demo) printResume(tok binlogstream.ResumePosition, res tailResult, resu
 // two-table statement's boundary, dropping at the start and after the
 // reconnect exactly the events it had delivered; it returns how many it
 // dropped after the reconnect.
-func (d *demo) checkReconnect(res tailResult, dumps []string, beforeCut th.EventInfo, resumeDrops uint64) (uint64, error) {
+func (d *demo) checkReconnect(res tailResult, dumps []string, beforeCut binlogbuild.EventInfo, resumeDrops uint64) (uint64, error) {
 	if res.Stats.Reconnects != 1 || len(dumps) != 2 {
 		return 0, fmt.Errorf("resumed run: want 1 reconnect and 2 dumps, got %d and %q", res.Stats.Reconnects, dumps)
 	}
@@ -535,7 +535,7 @@ func (r *relay) Close() {
 // (packet headers and OK bytes included, as fakeprimary.Fault.AfterBytes
 // counts them) and the size of e's own packet. It replays the dump on a
 // FakeSource, which hands out the bytes the fake primary sends.
-func dumpBytes(bl *th.Binlog, pos binlogstream.Position, e th.EventInfo) (before, packet int64, err error) {
+func dumpBytes(bl *binlogbuild.Binlog, pos binlogstream.Position, e binlogbuild.EventInfo) (before, packet int64, err error) {
 	f, ok := bl.File(e.File)
 	if !ok {
 		return 0, 0, fmt.Errorf("no binlog file %s", e.File)
@@ -543,7 +543,7 @@ func dumpBytes(bl *th.Binlog, pos binlogstream.Position, e th.EventInfo) (before
 	want := f.Data[e.Start:e.End]
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	d, err := th.NewFakeSource(bl).OpenRawFile(ctx, mysql.Position{Name: pos.File, Pos: uint32(pos.Offset)})
+	d, err := binlogbuild.NewFakeSource(bl).OpenRawFile(ctx, mysql.Position{Name: pos.File, Pos: uint32(pos.Offset)})
 	if err != nil {
 		return 0, 0, err
 	}
@@ -563,7 +563,7 @@ func dumpBytes(bl *th.Binlog, pos binlogstream.Position, e th.EventInfo) (before
 
 // countEvents counts the events that start at or after from and end at or
 // before to.
-func countEvents(bl *th.Binlog, from, to binlogstream.Position) uint64 {
+func countEvents(bl *binlogbuild.Binlog, from, to binlogstream.Position) uint64 {
 	var n uint64
 	for _, e := range bl.Events {
 		start := binlogstream.Position{File: e.File, Offset: uint64(e.Start)}

@@ -15,7 +15,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 	"github.com/go-mysql-org/go-mysql/server"
 
-	th "github.com/binlogstream/binlogstream/testhelpers"
+	"github.com/binlogstream/binlogstream/internal/binlogbuild"
 )
 
 // conn is one client connection and the server.Handler that serves it.
@@ -130,16 +130,16 @@ func (c *conn) binlogDump(data []byte) error {
 	}
 	pos := mysql.Position{Pos: binary.LittleEndian.Uint32(data), Name: string(data[10:])}
 	flags := binary.LittleEndian.Uint16(data[4:])
-	if state, ok := c.userVars["slave_connect_state"]; ok && c.p.Binlog().Flavor == th.MariaDB {
+	if state, ok := c.userVars["slave_connect_state"]; ok && c.p.Binlog().Flavor == binlogbuild.MariaDB {
 		set, err := mysql.ParseMariadbGTIDSet(state)
 		if err != nil {
 			return fatal(fmt.Sprintf("Error: connecting slave requested to start from GTID %s, which is not in the master's binlog", state))
 		}
-		return c.dump("gtid "+set.String(), flags, func(src *th.FakeSource) (*th.RawDump, error) {
+		return c.dump("gtid "+set.String(), flags, func(src *binlogbuild.FakeSource) (*binlogbuild.RawDump, error) {
 			return src.OpenRawGTID(c.ctx, set)
 		})
 	}
-	return c.dump(fmt.Sprintf("%s:%d", pos.Name, pos.Pos), flags, func(src *th.FakeSource) (*th.RawDump, error) {
+	return c.dump(fmt.Sprintf("%s:%d", pos.Name, pos.Pos), flags, func(src *binlogbuild.FakeSource) (*binlogbuild.RawDump, error) {
 		return src.OpenRawFile(c.ctx, pos)
 	})
 }
@@ -148,7 +148,7 @@ func (c *conn) binlogDump(data []byte) error {
 // name_len(4) name pos(8) data_len(4) encoded GTID set.
 func (c *conn) binlogDumpGTID(data []byte) error {
 	c.dumped = true
-	if c.p.Binlog().Flavor != th.MySQL {
+	if c.p.Binlog().Flavor != binlogbuild.MySQL {
 		return mysql.NewDefaultError(mysql.ER_UNKNOWN_COM_ERROR)
 	}
 	if len(data) < 10 {
@@ -169,7 +169,7 @@ func (c *conn) binlogDumpGTID(data []byte) error {
 	if err != nil {
 		return mysql.ErrMalformPacket
 	}
-	return c.dump("gtid "+set.String(), flags, func(src *th.FakeSource) (*th.RawDump, error) {
+	return c.dump("gtid "+set.String(), flags, func(src *binlogbuild.FakeSource) (*binlogbuild.RawDump, error) {
 		return src.OpenRawGTID(c.ctx, set)
 	})
 }
@@ -177,7 +177,7 @@ func (c *conn) binlogDumpGTID(data []byte) error {
 // dump sends the events of one dump until the connection dies, a fault
 // cuts it, or the server has an error to send (returned, so that
 // HandleCommand writes it as an ERR packet).
-func (c *conn) dump(desc string, flags uint16, open func(*th.FakeSource) (*th.RawDump, error)) error {
+func (c *conn) dump(desc string, flags uint16, open func(*binlogbuild.FakeSource) (*binlogbuild.RawDump, error)) error {
 	src, bl, fault := c.p.startDump(desc)
 	if bl.Checksum && c.userVars["master_binlog_checksum"] == "" && c.userVars["source_binlog_checksum"] == "" {
 		// A client that did not declare itself checksum-aware.
@@ -205,7 +205,7 @@ func (c *conn) dump(desc string, flags uint16, open func(*th.FakeSource) (*th.Ra
 	// write per event would make the fake the bottleneck of benchmarks.
 	bw := bufio.NewWriterSize(c.nc, 64<<10)
 	period := c.heartbeatPeriod()
-	skipAnnotate := bl.Flavor == th.MariaDB && flags&replication.BINLOG_SEND_ANNOTATE_ROWS_EVENT == 0
+	skipAnnotate := bl.Flavor == binlogbuild.MariaDB && flags&replication.BINLOG_SEND_ANNOTATE_ROWS_EVENT == 0
 	var sent int
 	var written int64
 	for {
@@ -272,7 +272,7 @@ func (c *conn) dump(desc string, flags uint16, open func(*th.FakeSource) (*th.Ra
 }
 
 // next returns the next event to send, or a heartbeat after period idle.
-func (c *conn) next(d *th.RawDump, period time.Duration) ([]byte, error) {
+func (c *conn) next(d *binlogbuild.RawDump, period time.Duration) ([]byte, error) {
 	ctx := c.ctx
 	if period > 0 {
 		var cancel context.CancelFunc

@@ -1,4 +1,4 @@
-package testhelpers
+package binlogbuild
 
 import (
 	"fmt"
@@ -111,7 +111,7 @@ func NewBuilder(f Flavor, opts ...Option) *Builder {
 		o(&c)
 	}
 	if f != MySQL && f != MariaDB {
-		panic(fmt.Sprintf("testhelpers: unknown flavor %q", f))
+		panic(fmt.Sprintf("binlogbuild: unknown flavor %q", f))
 	}
 	sid, err := ParseSID(c.uuid)
 	if err != nil {
@@ -380,7 +380,7 @@ func (t *Txn) MultiTable(changes ...Change) *Txn {
 	seen := map[uint64]bool{}
 	for _, c := range changes {
 		if len(c.Rows) == 0 {
-			panic("testhelpers: a change needs rows")
+			panic("binlogbuild: a change needs rows")
 		}
 		text = append(text, fmt.Sprintf("%s %s.%s (%d rows)", [...]string{"INSERT INTO", "UPDATE", "DELETE FROM", "UPDATE"}[c.Kind],
 			c.Table.Schema, c.Table.Name, len(c.Rows)))
@@ -400,7 +400,7 @@ func (t *Txn) MultiTable(changes ...Change) *Txn {
 	t.evs = append(t.evs, maps...)
 	for ci, c := range changes {
 		if c.Kind.pairs() && len(c.Rows)%2 != 0 {
-			panic(fmt.Sprintf("testhelpers: update of %s needs before/after pairs, got %d rows", c.Table.Name, len(c.Rows)))
+			panic(fmt.Sprintf("binlogbuild: update of %s needs before/after pairs, got %d rows", c.Table.Name, len(c.Rows)))
 		}
 		per := len(c.Rows)
 		if c.Kind.pairs() {

@@ -1,4 +1,4 @@
-package testhelpers
+package binlogbuild
 
 import (
 	"bytes"
@@ -12,18 +12,16 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
-
-	"github.com/binlogstream/binlogstream"
 )
-
-var _ binlogstream.Source = (*FakeSource)(nil)
 
 // ErrStreamClosed is what Next returns once its stream was closed.
 var ErrStreamClosed = errors.New("fake source: stream closed")
 
 // FakeSource serves a Binlog the way a server serves a dump, and decodes
 // every event with go-mysql's own parser, so a wrong start position fails
-// exactly as it would against a real server. It also injects faults.
+// exactly as it would against a real server. It also injects faults. Its
+// streams have binlogstream.Stream's methods; testhelpers.FakeSource makes
+// it a binlogstream.Source (this package does not import binlogstream).
 //
 // A dump from file:pos yields: a fake Rotate (artificial, log_pos 0, no
 // CRC) naming file and pos; the file's Format_description (the real bytes
@@ -60,6 +58,14 @@ type sourceOptions struct {
 	idleHeartbeat  time.Duration
 	skipAnnotate   bool
 	noReplaySkip   bool
+	newDecode      func() func(*replication.RowsEvent, []byte) error
+}
+
+// Stream is one dump of a FakeSource, decoded: the methods of
+// binlogstream.Stream.
+type Stream interface {
+	Next(ctx context.Context) (*replication.BinlogEvent, error)
+	Close() error
 }
 
 // SourceOption configures a FakeSource.
@@ -82,6 +88,13 @@ func SkipReplayedRowsOff() SourceOption { return func(o *sourceOptions) { o.noRe
 // MariaDB does for a client that does not ask for them (go-mysql asks only
 // with FillZeroLogPos): the stream then has holes between positions.
 func SkipAnnotateRows() SourceOption { return func(o *sourceOptions) { o.skipAnnotate = true } }
+
+// DecodeRowsWith makes each stream decode rows events with a decoder from
+// newDecode, as a real source configured with it does; without it go-mysql
+// decodes them.
+func DecodeRowsWith(newDecode func() func(*replication.RowsEvent, []byte) error) SourceOption {
+	return func(o *sourceOptions) { o.newDecode = newDecode }
+}
 
 // NewFakeSource serves bl.
 func NewFakeSource(bl *Binlog, opts ...SourceOption) *FakeSource {
@@ -171,7 +184,9 @@ func (s *FakeSource) open(ctx context.Context, desc string) (*fakeStream, error)
 	}
 	s.opens = append(s.opens, desc)
 	st := &fakeStream{src: s, bl: s.bl, parser: replication.NewBinlogParser(), failAt: -1, closed: make(chan struct{})}
-	st.parser.SetRowsEventDecodeFunc(binlogstream.DecodeRows()) // as the real sources decode
+	if s.opt.newDecode != nil {
+		st.parser.SetRowsEventDecodeFunc(s.opt.newDecode())
+	}
 	st.parser.SetFlavor(string(s.bl.Flavor))
 	st.parser.SetVerifyChecksum(true)
 	if n, ok := s.failures[idx]; ok {
@@ -187,26 +202,26 @@ func fatal(msg string) error {
 // OpenFile starts a dump at pos (COM_BINLOG_DUMP). An empty file name means
 // the first file. Server errors (unknown file, pos past the end) come back
 // as the first Next error, as go-mysql's syncer delivers them.
-func (s *FakeSource) OpenFile(ctx context.Context, pos mysql.Position) (binlogstream.Stream, error) {
+func (s *FakeSource) OpenFile(ctx context.Context, pos mysql.Position) (Stream, error) {
 	return s.openFile(ctx, pos, nil)
 }
 
-var _ binlogstream.ReplaySkipper = (*FakeSource)(nil)
-
-// OpenFileReplay is OpenFile with the rows of events up to streamed left
-// undecoded (binlogstream.SkipReplayedRows), as a SyncerSource does on a
-// resume; SkipReplayedRowsOff turns it off so tests can compare both.
-func (s *FakeSource) OpenFileReplay(ctx context.Context, pos mysql.Position, streamed binlogstream.Position) (binlogstream.Stream, error) {
+// OpenFileReplay is OpenFile with rows events decoded by skip, the
+// decoder that leaves the rows of events up to a resume's streamed
+// position undecoded (binlogstream.SkipReplayedRows), as a SyncerSource
+// does on a resume; SkipReplayedRowsOff turns it off so tests can compare
+// both.
+func (s *FakeSource) OpenFileReplay(ctx context.Context, pos mysql.Position, skip func(*replication.RowsEvent, []byte) error) (Stream, error) {
 	s.mu.Lock()
 	off := s.opt.noReplaySkip
 	s.mu.Unlock()
 	if off {
 		return s.OpenFile(ctx, pos)
 	}
-	return s.openFile(ctx, pos, binlogstream.SkipReplayedRows(streamed))
+	return s.openFile(ctx, pos, skip)
 }
 
-func (s *FakeSource) openFile(ctx context.Context, pos mysql.Position, decode func(*replication.RowsEvent, []byte) error) (binlogstream.Stream, error) {
+func (s *FakeSource) openFile(ctx context.Context, pos mysql.Position, decode func(*replication.RowsEvent, []byte) error) (Stream, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st, err := s.open(ctx, fmt.Sprintf("%s:%d", pos.Name, pos.Pos))
@@ -235,7 +250,7 @@ func (s *FakeSource) openFile(ctx context.Context, pos mysql.Position, decode fu
 
 // OpenGTID starts a dump after set (COM_BINLOG_DUMP_GTID /
 // @slave_connect_state). set is cloned, never kept or changed.
-func (s *FakeSource) OpenGTID(ctx context.Context, set mysql.GTIDSet) (binlogstream.Stream, error) {
+func (s *FakeSource) OpenGTID(ctx context.Context, set mysql.GTIDSet) (Stream, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	desc := "gtid <nil>"

@@ -1,4 +1,4 @@
-package testhelpers
+package binlogbuild
 
 import (
 	"encoding/binary"
@@ -65,7 +65,7 @@ func TransactionPayloadBody(inner []byte) []byte {
 // appended to a FakeSource or fake primary.
 func CompressTransactions(bl *Binlog) (*Binlog, error) {
 	if bl.Flavor != MySQL {
-		return nil, fmt.Errorf("testhelpers: Transaction_payload is MySQL only, not %s", bl.Flavor)
+		return nil, fmt.Errorf("binlogbuild: Transaction_payload is MySQL only, not %s", bl.Flavor)
 	}
 	out := &Binlog{Flavor: bl.Flavor, ServerID: bl.ServerID, Checksum: bl.Checksum, Anonymous: bl.Anonymous}
 	byFile := map[string][]EventInfo{}

@@ -1,4 +1,4 @@
-package testhelpers
+package binlogbuild
 
 import (
 	"bytes"
@@ -108,10 +108,10 @@ func jsonBinary(text string) ([]byte, error) {
 	d.UseNumber()
 	v, err := readJSON(d)
 	if err != nil {
-		return nil, fmt.Errorf("testhelpers: JSON %q: %w", text, err)
+		return nil, fmt.Errorf("binlogbuild: JSON %q: %w", text, err)
 	}
 	if _, err := d.Token(); err != io.EOF {
-		return nil, fmt.Errorf("testhelpers: JSON %q: trailing data", text)
+		return nil, fmt.Errorf("binlogbuild: JSON %q: trailing data", text)
 	}
 	tp, body := v.encode()
 	return append([]byte{tp}, body...), nil
@@ -236,11 +236,11 @@ func (v jvalue) encodeScalar() (byte, []byte) {
 		}
 		f, err := s.Float64()
 		if err != nil {
-			panic(fmt.Sprintf("testhelpers: JSON number %s: %v", s, err))
+			panic(fmt.Sprintf("binlogbuild: JSON number %s: %v", s, err))
 		}
 		return jbDouble, binary.LittleEndian.AppendUint64(nil, math.Float64bits(f))
 	}
-	panic(fmt.Sprintf("testhelpers: JSON value %#v", v.scalar))
+	panic(fmt.Sprintf("binlogbuild: JSON value %#v", v.scalar))
 }
 
 func varLen(n int) []byte {

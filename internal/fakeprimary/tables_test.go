@@ -6,8 +6,8 @@ import (
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/stretchr/testify/require"
 
+	"github.com/binlogstream/binlogstream/internal/fakeprimary"
 	th "github.com/binlogstream/binlogstream/testhelpers"
-	"github.com/binlogstream/binlogstream/testhelpers/fakeprimary"
 )
 
 func TestTableStore(t *testing.T) {

@@ -9,14 +9,14 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
-	th "github.com/binlogstream/binlogstream/testhelpers"
+	"github.com/binlogstream/binlogstream/internal/binlogbuild"
 )
 
 func lower(s string) string { return strings.ToLower(s) }
 
 // executed is the GTID set of every transaction in bl, memoised per
 // binlog: go-mysql asks for variables several times per connection.
-func (p *Primary) executed(bl *th.Binlog) string {
+func (p *Primary) executed(bl *binlogbuild.Binlog) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.execFor != bl || p.execLen != len(bl.Events) {
@@ -47,7 +47,7 @@ func (p *Primary) variables() map[string]string {
 	executed := p.executed(bl)
 	v := map[string]string{
 		"server_id":            strconv.FormatUint(uint64(bl.ServerID), 10),
-		"version":              th.ServerVersion(bl.Flavor),
+		"version":              binlogbuild.ServerVersion(bl.Flavor),
 		"binlog_checksum":      checksum,
 		"binlog_format":        "ROW",
 		"binlog_row_image":     "FULL",
@@ -56,7 +56,7 @@ func (p *Primary) variables() map[string]string {
 		"read_only":            "0",
 		"character_set_server": "utf8mb4",
 	}
-	if bl.Flavor == th.MariaDB {
+	if bl.Flavor == binlogbuild.MariaDB {
 		domain := "0"
 		for _, e := range bl.Events {
 			if e.GTID != "" {
@@ -70,7 +70,7 @@ func (p *Primary) variables() map[string]string {
 		v["gtid_strict_mode"] = "0"
 		v["gtid_domain_id"] = domain
 	} else {
-		uuid := th.DefaultUUID
+		uuid := binlogbuild.DefaultUUID
 		for _, e := range bl.Events {
 			if u, _, ok := strings.Cut(e.GTID, ":"); ok {
 				uuid = u
@@ -259,14 +259,14 @@ func (c *conn) masterStatus() (*mysql.Result, error) {
 	vars := c.p.variables()
 	bl := c.p.Binlog()
 	cols := []string{"File", "Position", "Binlog_Do_DB", "Binlog_Ignore_DB"}
-	if bl.Flavor == th.MySQL {
+	if bl.Flavor == binlogbuild.MySQL {
 		cols = append(cols, "Executed_Gtid_Set")
 	}
 	var rows [][]any
 	if vars["log_bin"] == "1" || strings.EqualFold(vars["log_bin"], "ON") {
 		last := bl.Files[len(bl.Files)-1]
 		row := []any{last.Name, uint64(len(last.Data)), "", ""}
-		if bl.Flavor == th.MySQL {
+		if bl.Flavor == binlogbuild.MySQL {
 			row = append(row, vars["gtid_executed"])
 		}
 		rows = append(rows, row)
@@ -281,13 +281,13 @@ func (c *conn) binaryLogs() (*mysql.Result, error) {
 	first := min(c.p.purged, len(bl.Files)-1)
 	c.p.mu.Unlock()
 	cols := []string{"Log_name", "File_size"}
-	if bl.Flavor == th.MySQL {
+	if bl.Flavor == binlogbuild.MySQL {
 		cols = append(cols, "Encrypted")
 	}
 	var rows [][]any
 	for _, f := range bl.Files[first:] {
 		row := []any{f.Name, uint64(len(f.Data))}
-		if bl.Flavor == th.MySQL {
+		if bl.Flavor == binlogbuild.MySQL {
 			row = append(row, "No")
 		}
 		rows = append(rows, row)

@@ -1,4 +1,4 @@
-package testhelpers_test
+package binlogbuild_test
 
 import (
 	"bytes"
@@ -11,26 +11,26 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	th "github.com/binlogstream/binlogstream/testhelpers"
+	"github.com/binlogstream/binlogstream/internal/binlogbuild"
 )
 
-func newParser(f th.Flavor) *replication.BinlogParser {
+func newParser(f binlogbuild.Flavor) *replication.BinlogParser {
 	p := replication.NewBinlogParser()
 	p.SetFlavor(string(f))
 	p.SetVerifyChecksum(true)
 	return p
 }
 
-func seedRows() []th.Row {
-	row := func(id int64) th.Row { return th.Row{id, fmt.Sprintf("row-%d", id), int32(id % 7)} }
-	rows := []th.Row{row(1)}
+func seedRows() []binlogbuild.Row {
+	row := func(id int64) binlogbuild.Row { return binlogbuild.Row{id, fmt.Sprintf("row-%d", id), int32(id % 7)} }
+	rows := []binlogbuild.Row{row(1)}
 	for id := int64(10); id < 20; id++ {
 		rows = append(rows, row(id))
 	}
 	return append(rows, row(2))
 }
 
-func expectedRows(sc scenario) []th.Row {
+func expectedRows(sc scenario) []binlogbuild.Row {
 	if strings.HasSuffix(sc.name, "seed001") {
 		return seedRows()
 	}
@@ -38,7 +38,7 @@ func expectedRows(sc scenario) []th.Row {
 }
 
 // checkEvent compares one decoded event with the index entry it came from.
-func checkEvent(t *testing.T, sc scenario, info th.EventInfo, ev *replication.BinlogEvent, zeroLogPos bool) {
+func checkEvent(t *testing.T, sc scenario, info binlogbuild.EventInfo, ev *replication.BinlogEvent, zeroLogPos bool) {
 	t.Helper()
 	require.Equal(t, info.Type, ev.Header.EventType, "%s %v", sc.name, info)
 	require.Equal(t, info.End-info.Start, ev.Header.EventSize, "%v", info)
@@ -55,7 +55,7 @@ func checkEvent(t *testing.T, sc scenario, info th.EventInfo, ev *replication.Bi
 			want = replication.BINLOG_CHECKSUM_ALG_CRC32
 		}
 		require.Equal(t, want, e.ChecksumAlgorithm)
-		require.Equal(t, sc.bl.Flavor == th.MariaDB, strings.Contains(e.ServerVersion, "MariaDB"))
+		require.Equal(t, sc.bl.Flavor == binlogbuild.MariaDB, strings.Contains(e.ServerVersion, "MariaDB"))
 	case *replication.GenericEvent:
 		t.Fatalf("%v decoded as a generic event", info)
 	case *replication.GTIDEvent:
@@ -80,7 +80,7 @@ func checkEvent(t *testing.T, sc scenario, info th.EventInfo, ev *replication.Bi
 	case *replication.QueryEvent:
 		require.Contains(t, info.Desc, string(e.Query))
 	case *replication.RowsEvent:
-		require.Equal(t, strings.Contains(info.Desc, "STMT_END_F"), e.Flags&th.StmtEndFlag != 0, info.Desc)
+		require.Equal(t, strings.Contains(info.Desc, "STMT_END_F"), e.Flags&binlogbuild.StmtEndFlag != 0, info.Desc)
 	}
 }
 
@@ -93,19 +93,19 @@ func TestParseEveryEvent(t *testing.T) {
 			t.Run(sc.name, func(t *testing.T) {
 				zero := strings.HasSuffix(sc.name, "zerologpos")
 				p := newParser(f)
-				var got []th.Row
+				var got []binlogbuild.Row
 				for _, info := range sc.bl.Events {
 					file, ok := sc.bl.File(info.File)
 					require.True(t, ok)
 					if info.Start == 4 {
-						require.Equal(t, th.BinlogMagic, file.Data[:4])
+						require.Equal(t, binlogbuild.BinlogMagic, file.Data[:4])
 					}
 					ev, err := p.Parse(file.Data[info.Start:info.End])
 					require.NoError(t, err, "%v", info)
 					checkEvent(t, sc, info, ev, zero)
 					if re, ok := ev.Event.(*replication.RowsEvent); ok {
 						for _, r := range re.Rows {
-							got = append(got, th.Row(r))
+							got = append(got, binlogbuild.Row(r))
 						}
 						require.Equal(t, []string{"id", tableOf(info.Desc)}, []string{re.Table.ColumnNameString()[0], string(re.Table.Table)})
 					}
@@ -140,7 +140,7 @@ func TestParseFile(t *testing.T) {
 				dir := t.TempDir()
 				require.NoError(t, sc.bl.WriteDir(dir))
 				zero := strings.HasSuffix(sc.name, "zerologpos")
-				var got []th.Row
+				var got []binlogbuild.Row
 				i := 0
 				for _, file := range sc.bl.Files {
 					p := newParser(f)
@@ -150,7 +150,7 @@ func TestParseFile(t *testing.T) {
 						checkEvent(t, sc, info, ev, zero)
 						if re, ok := ev.Event.(*replication.RowsEvent); ok {
 							for _, r := range re.Rows {
-								got = append(got, th.Row(r))
+								got = append(got, binlogbuild.Row(r))
 							}
 						}
 						return nil
@@ -168,10 +168,10 @@ func TestParseFile(t *testing.T) {
 // from a position between a Table_map and its STMT_END_F.
 func TestParseFileMidStatement(t *testing.T) {
 	for _, f := range flavors {
-		bl := th.Seed001(f)
+		bl := binlogbuild.Seed001(f)
 		dir := t.TempDir()
 		require.NoError(t, bl.WriteDir(dir))
-		after, ok := bl.Nth(th.RowsEventType(f, th.Insert, false), 4)
+		after, ok := bl.Nth(binlogbuild.RowsEventType(f, binlogbuild.Insert, false), 4)
 		require.True(t, ok)
 		require.True(t, after.MidStatement)
 		err := newParser(f).ParseFile(filepath.Join(dir, after.File), int64(after.End), func(*replication.BinlogEvent) error { return nil })
@@ -180,9 +180,9 @@ func TestParseFileMidStatement(t *testing.T) {
 }
 
 func TestChecksumIsVerified(t *testing.T) {
-	bl := th.Seed001(th.MySQL)
+	bl := binlogbuild.Seed001(binlogbuild.MySQL)
 	data := bytes.Clone(bl.Files[0].Data)
-	p := newParser(th.MySQL)
+	p := newParser(binlogbuild.MySQL)
 	fde := bl.Events[0]
 	_, err := p.Parse(data[fde.Start:fde.End])
 	require.NoError(t, err)
@@ -194,18 +194,18 @@ func TestChecksumIsVerified(t *testing.T) {
 }
 
 func TestHeartbeatEncoding(t *testing.T) {
-	p := newParser(th.MySQL)
-	bl := th.Seed001(th.MySQL)
+	p := newParser(binlogbuild.MySQL)
+	bl := binlogbuild.Seed001(binlogbuild.MySQL)
 	_, err := p.Parse(bl.Files[0].Data[4:bl.Events[0].End])
 	require.NoError(t, err)
 	for _, tc := range []struct {
 		typ  replication.EventType
 		body []byte
 	}{
-		{replication.HEARTBEAT_EVENT, th.HeartbeatBody("mysql-bin.000001")},
-		{replication.HEARTBEAT_LOG_EVENT_V2, th.HeartbeatV2Body("mysql-bin.000001", 1234)},
+		{replication.HEARTBEAT_EVENT, binlogbuild.HeartbeatBody("mysql-bin.000001")},
+		{replication.HEARTBEAT_LOG_EVENT_V2, binlogbuild.HeartbeatV2Body("mysql-bin.000001", 1234)},
 	} {
-		raw := th.EncodeEvent(th.EventHeader{Type: tc.typ, ServerID: 1, LogPos: 1234, Flags: th.FlagArtificial}, tc.body, true)
+		raw := binlogbuild.EncodeEvent(binlogbuild.EventHeader{Type: tc.typ, ServerID: 1, LogPos: 1234, Flags: binlogbuild.FlagArtificial}, tc.body, true)
 		ev, err := p.Parse(raw)
 		require.NoError(t, err)
 		hb, ok := ev.Event.(*replication.HeartbeatEvent)
@@ -218,10 +218,10 @@ func TestHeartbeatEncoding(t *testing.T) {
 }
 
 func TestBinlogIndexHelpers(t *testing.T) {
-	bl := th.Seed001(th.MySQL)
+	bl := binlogbuild.Seed001(binlogbuild.MySQL)
 	var rows, mid int
 	for _, e := range bl.Events {
-		if th.IsRowsEvent(e.Type) {
+		if binlogbuild.IsRowsEvent(e.Type) {
 			rows++
 		}
 		if e.MidStatement {
@@ -237,36 +237,36 @@ func TestBinlogIndexHelpers(t *testing.T) {
 	require.True(t, ok)
 	assert.True(t, w4.MidStatement)
 	assert.Equal(t, 2, w4.Group)
-	assert.Equal(t, th.DefaultUUID+":2", w4.GTID)
-	assert.Equal(t, th.DefaultUUID+":1", bl.ExecutedBefore(w4.Index).String())
+	assert.Equal(t, binlogbuild.DefaultUUID+":2", w4.GTID)
+	assert.Equal(t, binlogbuild.DefaultUUID+":1", bl.ExecutedBefore(w4.Index).String())
 }
 
 // TestOptionsShowInBinlog checks each builder option writes what it says.
 func TestOptionsShowInBinlog(t *testing.T) {
-	has := func(bl *th.Binlog, typ replication.EventType) bool { _, ok := bl.Nth(typ, 1); return ok }
-	build := func(f th.Flavor, opts ...th.Option) *th.Binlog {
-		b := th.NewBuilder(f, opts...)
+	has := func(bl *binlogbuild.Binlog, typ replication.EventType) bool { _, ok := bl.Nth(typ, 1); return ok }
+	build := func(f binlogbuild.Flavor, opts ...binlogbuild.Option) *binlogbuild.Binlog {
+		b := binlogbuild.NewBuilder(f, opts...)
 		richScript(b)
 		return b.Build()
 	}
-	my := build(th.MySQL)
+	my := build(binlogbuild.MySQL)
 	assert.True(t, has(my, replication.WRITE_ROWS_EVENTv2))
 	assert.True(t, has(my, replication.UPDATE_ROWS_EVENTv2))
 	assert.True(t, has(my, replication.DELETE_ROWS_EVENTv2))
 	assert.True(t, has(my, replication.PREVIOUS_GTIDS_EVENT))
 	assert.False(t, has(my, replication.ROWS_QUERY_EVENT))
-	assert.True(t, has(build(th.MySQL, th.RowsQuery()), replication.ROWS_QUERY_EVENT))
-	anon := build(th.MySQL, th.AnonymousGTID())
+	assert.True(t, has(build(binlogbuild.MySQL, binlogbuild.RowsQuery()), replication.ROWS_QUERY_EVENT))
+	anon := build(binlogbuild.MySQL, binlogbuild.AnonymousGTID())
 	assert.True(t, has(anon, replication.ANONYMOUS_GTID_EVENT))
 	assert.False(t, has(anon, replication.GTID_EVENT))
 
-	ma := build(th.MariaDB)
+	ma := build(binlogbuild.MariaDB)
 	for _, typ := range []replication.EventType{replication.WRITE_ROWS_EVENTv1, replication.UPDATE_ROWS_EVENTv1,
 		replication.DELETE_ROWS_EVENTv1, replication.MARIADB_GTID_LIST_EVENT, replication.MARIADB_BINLOG_CHECKPOINT_EVENT,
 		replication.MARIADB_ANNOTATE_ROWS_EVENT, replication.MARIADB_GTID_EVENT} {
 		assert.True(t, has(ma, typ), typ.String())
 	}
-	cm := build(th.MariaDB, th.CompressedRows())
+	cm := build(binlogbuild.MariaDB, binlogbuild.CompressedRows())
 	for typ := replication.MARIADB_WRITE_ROWS_COMPRESSED_EVENT_V1; typ <= replication.MARIADB_DELETE_ROWS_COMPRESSED_EVENT_V1; typ++ {
 		assert.True(t, has(cm, typ), typ.String())
 	}
@@ -274,12 +274,12 @@ func TestOptionsShowInBinlog(t *testing.T) {
 		assert.NotEqual(t, "Query BEGIN", e.Desc, "MariaDB groups start with their GTID event")
 	}
 	// FirstGTID: the first file starts with the purged GTIDs.
-	assert.Equal(t, th.DefaultUUID+":1-99", build(th.MySQL, th.FirstGTID(100)).Files[0].StartGTIDs)
-	assert.Equal(t, "0-1-99", build(th.MariaDB, th.FirstGTID(100)).Files[0].StartGTIDs)
+	assert.Equal(t, binlogbuild.DefaultUUID+":1-99", build(binlogbuild.MySQL, binlogbuild.FirstGTID(100)).Files[0].StartGTIDs)
+	assert.Equal(t, "0-1-99", build(binlogbuild.MariaDB, binlogbuild.FirstGTID(100)).Files[0].StartGTIDs)
 	assert.Equal(t, []string{"mysql-bin.000001", "mysql-bin.000002", "mysql-bin.000003"}, fileNames(ma))
 }
 
-func fileNames(bl *th.Binlog) []string {
+func fileNames(bl *binlogbuild.Binlog) []string {
 	var names []string
 	for _, f := range bl.Files {
 		names = append(names, f.Name)

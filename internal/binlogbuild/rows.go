@@ -1,4 +1,4 @@
-package testhelpers
+package binlogbuild
 
 import (
 	"encoding/binary"
@@ -218,7 +218,7 @@ func RowsBody(typ replication.EventType, t Table, flags uint16, rows []Row) ([]b
 	sides := 1
 	if isUpdate(typ) {
 		if len(rows)%2 != 0 {
-			return nil, fmt.Errorf("testhelpers: update of %s needs before/after pairs, got %d rows", t.Name, len(rows))
+			return nil, fmt.Errorf("binlogbuild: update of %s needs before/after pairs, got %d rows", t.Name, len(rows))
 		}
 		sides = 2
 	}
@@ -280,14 +280,14 @@ func partialBits(t Table, r Row) (bits []byte, has bool) {
 
 func appendRowImage(b []byte, t Table, r Row, present []byte) ([]byte, error) {
 	if len(r) != len(t.Columns) {
-		return nil, fmt.Errorf("testhelpers: row for %s has %d values, table has %d columns", t.Name, len(r), len(t.Columns))
+		return nil, fmt.Errorf("binlogbuild: row for %s has %d values, table has %d columns", t.Name, len(r), len(t.Columns))
 	}
 	var nulls []byte
 	n := 0
 	for i, v := range r {
 		in := present[i/8]&(1<<(i%8)) != 0
 		if in != (v != Absent) {
-			return nil, fmt.Errorf("testhelpers: %s.%s: Absent must be the same in every image of one side", t.Name, t.Columns[i].Name)
+			return nil, fmt.Errorf("binlogbuild: %s.%s: Absent must be the same in every image of one side", t.Name, t.Columns[i].Name)
 		}
 		if !in {
 			continue
@@ -310,25 +310,25 @@ func appendRowImage(b []byte, t Table, r Row, present []byte) ([]byte, error) {
 		case mysql.MYSQL_TYPE_LONG:
 			n, ok := asInt(v)
 			if !ok || int64(int32(n)) != n {
-				return nil, fmt.Errorf("testhelpers: %s.%s: INT value %#v", t.Name, c.Name, v)
+				return nil, fmt.Errorf("binlogbuild: %s.%s: INT value %#v", t.Name, c.Name, v)
 			}
 			b = binary.LittleEndian.AppendUint32(b, uint32(n))
 		case mysql.MYSQL_TYPE_LONGLONG:
 			n, ok := asInt(v)
 			if !ok {
-				return nil, fmt.Errorf("testhelpers: %s.%s: BIGINT value %#v", t.Name, c.Name, v)
+				return nil, fmt.Errorf("binlogbuild: %s.%s: BIGINT value %#v", t.Name, c.Name, v)
 			}
 			b = binary.LittleEndian.AppendUint64(b, uint64(n))
 		case mysql.MYSQL_TYPE_TINY, mysql.MYSQL_TYPE_STRING: // TINYINT, ENUM and SET of one byte
 			n, ok := asInt(v)
 			if !ok || n < -128 || n > 255 {
-				return nil, fmt.Errorf("testhelpers: %s.%s: one-byte value %#v", t.Name, c.Name, v)
+				return nil, fmt.Errorf("binlogbuild: %s.%s: one-byte value %#v", t.Name, c.Name, v)
 			}
 			b = append(b, byte(n))
 		case mysql.MYSQL_TYPE_VARCHAR:
 			s, ok := v.(string)
 			if !ok || len(s) > int(c.Type.meta) {
-				return nil, fmt.Errorf("testhelpers: %s.%s: VARCHAR(%d) value %#v", t.Name, c.Name, c.Type.meta, v)
+				return nil, fmt.Errorf("binlogbuild: %s.%s: VARCHAR(%d) value %#v", t.Name, c.Name, c.Type.meta, v)
 			}
 			if c.Type.meta < 256 {
 				b = append(b, byte(len(s)))
@@ -352,11 +352,11 @@ func appendRowImage(b []byte, t Table, r Row, present []byte) ([]byte, error) {
 					return nil, err
 				}
 			default:
-				return nil, fmt.Errorf("testhelpers: %s.%s: JSON value %#v", t.Name, c.Name, v)
+				return nil, fmt.Errorf("binlogbuild: %s.%s: JSON value %#v", t.Name, c.Name, v)
 			}
 			b = append(b, doc...)
 		default:
-			return nil, fmt.Errorf("testhelpers: %s.%s: unsupported column type %d", t.Name, c.Name, c.Type.code)
+			return nil, fmt.Errorf("binlogbuild: %s.%s: unsupported column type %d", t.Name, c.Name, c.Type.code)
 		}
 	}
 	return b, nil
@@ -417,7 +417,7 @@ func RowsEventType(f Flavor, kind RowsKind, compressed bool) replication.EventTy
 	switch {
 	case kind == PartialUpdate:
 		if f != MySQL {
-			panic("testhelpers: partial JSON updates are MySQL's")
+			panic("binlogbuild: partial JSON updates are MySQL's")
 		}
 		return replication.PARTIAL_UPDATE_ROWS_EVENT
 	case f == MariaDB && compressed:

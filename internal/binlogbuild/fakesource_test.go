@@ -1,4 +1,4 @@
-package testhelpers_test
+package binlogbuild_test
 
 import (
 	"context"
@@ -11,21 +11,20 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/binlogstream/binlogstream"
-	th "github.com/binlogstream/binlogstream/testhelpers"
+	"github.com/binlogstream/binlogstream/internal/binlogbuild"
 )
 
 // want is one event a dump should yield: a real event from the index, or
 // a server-made one (fake Rotate, patched FDE, fake Gtid_list).
 type want struct {
-	info  th.EventInfo // real events
+	info  binlogbuild.EventInfo // real events
 	fake  replication.EventType
 	name  string // fake Rotate: file named
 	pos   uint64 // fake Rotate: position named
 	fdeOf string // patched FDE of this file
 }
 
-func nextN(t *testing.T, st binlogstream.Stream, n int) []*replication.BinlogEvent {
+func nextN(t *testing.T, st binlogbuild.Stream, n int) []*replication.BinlogEvent {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -39,7 +38,7 @@ func nextN(t *testing.T, st binlogstream.Stream, n int) []*replication.BinlogEve
 }
 
 // requireCaughtUp checks Next blocks (like a live server with nothing new).
-func requireCaughtUp(t *testing.T, st binlogstream.Stream) {
+func requireCaughtUp(t *testing.T, st binlogbuild.Stream) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Millisecond)
 	defer cancel()
@@ -50,7 +49,7 @@ func requireCaughtUp(t *testing.T, st binlogstream.Stream) {
 // rest lists what a server sends after the preamble: events from index i
 // on, with a fake Rotate before each next file's Format_description, and
 // leaving out groups skip says to leave out.
-func rest(bl *th.Binlog, i int, skip func(th.EventInfo) bool) []want {
+func rest(bl *binlogbuild.Binlog, i int, skip func(binlogbuild.EventInfo) bool) []want {
 	var w []want
 	for _, e := range bl.Events[i:] {
 		if skip != nil && skip(e) {
@@ -64,7 +63,7 @@ func rest(bl *th.Binlog, i int, skip func(th.EventInfo) bool) []want {
 	return w
 }
 
-func firstAtOrAfter(bl *th.Binlog, file string, pos uint32) int {
+func firstAtOrAfter(bl *binlogbuild.Binlog, file string, pos uint32) int {
 	for i, e := range bl.Events {
 		if e.File > file || (e.File == file && e.Start >= pos) {
 			return i
@@ -73,20 +72,20 @@ func firstAtOrAfter(bl *th.Binlog, file string, pos uint32) int {
 	return len(bl.Events)
 }
 
-func wantFileDump(bl *th.Binlog, file string, pos uint32) []want {
+func wantFileDump(bl *binlogbuild.Binlog, file string, pos uint32) []want {
 	w := []want{{fake: replication.ROTATE_EVENT, name: file, pos: uint64(pos)}}
 	if pos == 4 {
 		i := firstAtOrAfter(bl, file, 4)
 		return append(append(w, want{info: bl.Events[i]}), rest(bl, i+1, nil)...)
 	}
 	w = append(w, want{fdeOf: file})
-	if bl.Flavor == th.MariaDB {
+	if bl.Flavor == binlogbuild.MariaDB {
 		w = append(w, want{fake: replication.MARIADB_GTID_LIST_EVENT})
 	}
 	return append(w, rest(bl, firstAtOrAfter(bl, file, pos), nil)...)
 }
 
-func checkDump(t *testing.T, bl *th.Binlog, got []*replication.BinlogEvent, w []want) {
+func checkDump(t *testing.T, bl *binlogbuild.Binlog, got []*replication.BinlogEvent, w []want) {
 	t.Helper()
 	require.Len(t, got, len(w))
 	for k, ev := range got {
@@ -95,7 +94,7 @@ func checkDump(t *testing.T, bl *th.Binlog, got []*replication.BinlogEvent, w []
 		switch {
 		case wk.fake != 0:
 			require.Equal(t, wk.fake, h.EventType, "event %d", k)
-			require.Equal(t, th.FlagArtificial, h.Flags&th.FlagArtificial, "event %d", k)
+			require.Equal(t, binlogbuild.FlagArtificial, h.Flags&binlogbuild.FlagArtificial, "event %d", k)
 			require.Zero(t, h.LogPos)
 			require.Zero(t, h.Timestamp)
 			if rot, ok := ev.Event.(*replication.RotateEvent); ok {
@@ -105,7 +104,7 @@ func checkDump(t *testing.T, bl *th.Binlog, got []*replication.BinlogEvent, w []
 		case wk.fdeOf != "":
 			f, _ := bl.File(wk.fdeOf)
 			fde := bl.Events[firstAtOrAfter(bl, wk.fdeOf, 4)]
-			require.Equal(t, th.PatchLogPos(f.Data[fde.Start:fde.End], 0, true), ev.RawData, "event %d", k)
+			require.Equal(t, binlogbuild.PatchLogPos(f.Data[fde.Start:fde.End], 0, true), ev.RawData, "event %d", k)
 		default:
 			f, _ := bl.File(wk.info.File)
 			require.Equal(t, f.Data[wk.info.Start:wk.info.End], ev.RawData, "event %d: %v", k, wk.info)
@@ -123,11 +122,11 @@ func TestDumpFromEveryBoundary(t *testing.T) {
 		for _, sc := range scenarios(f) {
 			t.Run(sc.name, func(t *testing.T) {
 				bl := sc.bl
-				src := th.NewFakeSource(bl)
-				starts := []th.EventInfo{}
+				src := binlogbuild.NewFakeSource(bl)
+				starts := []binlogbuild.EventInfo{}
 				for _, e := range bl.Events {
 					if e.Type == replication.FORMAT_DESCRIPTION_EVENT {
-						starts = append(starts, th.EventInfo{File: e.File, End: 4})
+						starts = append(starts, binlogbuild.EventInfo{File: e.File, End: 4})
 					}
 					starts = append(starts, e)
 				}
@@ -149,7 +148,7 @@ func TestDumpFromEveryBoundary(t *testing.T) {
 	}
 }
 
-func requireTableMapError(t *testing.T, st binlogstream.Stream, max int) {
+func requireTableMapError(t *testing.T, st binlogbuild.Stream, max int) {
 	t.Helper()
 	ctx := context.Background()
 	for k := 0; k < max; k++ {
@@ -157,13 +156,13 @@ func requireTableMapError(t *testing.T, st binlogstream.Stream, max int) {
 		if err != nil {
 			var ee *replication.EventError
 			require.ErrorAs(t, err, &ee)
-			require.True(t, th.IsRowsEvent(ee.Header.EventType), "failed on %s", ee.Header.EventType)
+			require.True(t, binlogbuild.IsRowsEvent(ee.Header.EventType), "failed on %s", ee.Header.EventType)
 			require.Contains(t, ee.Err, "invalid table id")
 			_, again := st.Next(ctx)
 			require.Equal(t, err, again, "the stream stays dead")
 			return
 		}
-		require.False(t, th.IsRowsEvent(ev.Header.EventType), "rows event decoded without its table map")
+		require.False(t, binlogbuild.IsRowsEvent(ev.Header.EventType), "rows event decoded without its table map")
 	}
 	t.Fatal("no table map error")
 }
@@ -172,17 +171,17 @@ func requireTableMapError(t *testing.T, st binlogstream.Stream, max int) {
 // of the 5-event statement fails on the 5th with the table map error.
 func TestSeed001(t *testing.T) {
 	for _, f := range flavors {
-		for _, opts := range [][]th.Option{nil, {th.AnonymousGTID()}} {
-			bl := th.Seed001(f, opts...)
-			w1, _ := bl.Nth(th.RowsEventType(f, th.Insert, false), 1) // the transaction before
+		for _, opts := range [][]binlogbuild.Option{nil, {binlogbuild.AnonymousGTID()}} {
+			bl := binlogbuild.Seed001(f, opts...)
+			w1, _ := bl.Nth(binlogbuild.RowsEventType(f, binlogbuild.Insert, false), 1) // the transaction before
 			// The 5th Write_rows of the binlog is the 4th of the statement.
-			w4, ok := bl.Nth(th.RowsEventType(f, th.Insert, false), 5)
+			w4, ok := bl.Nth(binlogbuild.RowsEventType(f, binlogbuild.Insert, false), 5)
 			require.True(t, ok)
 			require.True(t, w4.MidStatement)
-			st, err := th.NewFakeSource(bl).OpenFile(context.Background(), w4.EndPos())
+			st, err := binlogbuild.NewFakeSource(bl).OpenFile(context.Background(), w4.EndPos())
 			require.NoError(t, err)
 			pre := 2
-			if f == th.MariaDB {
+			if f == binlogbuild.MariaDB {
 				pre = 3
 			}
 			nextN(t, st, pre)
@@ -196,7 +195,7 @@ func TestSeed001(t *testing.T) {
 	}
 }
 
-func groupBounds(bl *th.Binlog, g int) (first, last int) {
+func groupBounds(bl *binlogbuild.Binlog, g int) (first, last int) {
 	first = -1
 	for i, e := range bl.Events {
 		if e.Group == g {
@@ -222,7 +221,7 @@ func TestOpenGTIDFromEveryEvent(t *testing.T) {
 			}
 			t.Run(sc.name, func(t *testing.T) {
 				bl := sc.bl
-				src := th.NewFakeSource(bl)
+				src := binlogbuild.NewFakeSource(bl)
 				for i := range len(bl.Events) + 1 {
 					set := bl.ExecutedBefore(i)
 					before := set.String()
@@ -241,7 +240,7 @@ func TestOpenGTIDFromEveryEvent(t *testing.T) {
 					}
 					fi := firstAtOrAfter(bl, startFile, 4)
 					w := []want{{fake: replication.ROTATE_EVENT, name: startFile, pos: 4}, {info: bl.Events[fi]}}
-					w = append(w, rest(bl, fi+1, func(e th.EventInfo) bool {
+					w = append(w, rest(bl, fi+1, func(e binlogbuild.EventInfo) bool {
 						return e.Group > 0 && groupDone(bl, e.Group, i)
 					})...)
 					got := nextN(t, st, len(w))
@@ -278,20 +277,20 @@ func TestOpenGTIDFromEveryEvent(t *testing.T) {
 }
 
 // groupDone says whether group g ended before event i.
-func groupDone(bl *th.Binlog, g, i int) bool {
+func groupDone(bl *binlogbuild.Binlog, g, i int) bool {
 	_, last := groupBounds(bl, g)
 	return last < i
 }
 
 func TestOpenGTIDSkipsContainedGroupsAfterStart(t *testing.T) {
-	b := th.NewBuilder(th.MySQL)
+	b := binlogbuild.NewBuilder(binlogbuild.MySQL)
 	for id := range 5 {
-		b.Txn(func(tx *th.Txn) { tx.Insert(users, u(int32(id), "x", 0)) })
+		b.Txn(func(tx *binlogbuild.Txn) { tx.Insert(users, u(int32(id), "x", 0)) })
 	}
 	bl := b.Build()
-	set, err := mysql.ParseMysqlGTIDSet(th.DefaultUUID + ":1-2:4")
+	set, err := mysql.ParseMysqlGTIDSet(binlogbuild.DefaultUUID + ":1-2:4")
 	require.NoError(t, err)
-	st, err := th.NewFakeSource(bl).OpenGTID(context.Background(), set)
+	st, err := binlogbuild.NewFakeSource(bl).OpenGTID(context.Background(), set)
 	require.NoError(t, err)
 	var gtids []string
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
@@ -307,10 +306,10 @@ func TestOpenGTIDSkipsContainedGroupsAfterStart(t *testing.T) {
 			gtids = append(gtids, next.String())
 		}
 	}
-	assert.Equal(t, []string{th.DefaultUUID + ":3", th.DefaultUUID + ":5"}, gtids)
+	assert.Equal(t, []string{binlogbuild.DefaultUUID + ":3", binlogbuild.DefaultUUID + ":5"}, gtids)
 }
 
-func requireFatal(t *testing.T, st binlogstream.Stream, contains string) {
+func requireFatal(t *testing.T, st binlogbuild.Stream, contains string) {
 	t.Helper()
 	_, err := st.Next(context.Background())
 	var me *mysql.MyError
@@ -324,10 +323,10 @@ func requireFatal(t *testing.T, st binlogstream.Stream, contains string) {
 func TestOpenErrors(t *testing.T) {
 	ctx := context.Background()
 	for _, f := range flavors {
-		b := th.NewBuilder(f, th.FirstGTID(10))
+		b := binlogbuild.NewBuilder(f, binlogbuild.FirstGTID(10))
 		richScript(b)
 		bl := b.Build()
-		src := th.NewFakeSource(bl)
+		src := binlogbuild.NewFakeSource(bl)
 		last := bl.Files[len(bl.Files)-1]
 
 		st, err := src.OpenFile(ctx, mysql.Position{Name: "nope.000001", Pos: 4})
@@ -348,7 +347,7 @@ func TestOpenErrors(t *testing.T) {
 		st, err = src.OpenFile(ctx, mysql.Position{Name: last.Name, Pos: uint32(len(last.Data)) - 3})
 		require.NoError(t, err)
 		nextN(t, st, 2)
-		if f == th.MariaDB {
+		if f == binlogbuild.MariaDB {
 			nextN(t, st, 1)
 		}
 		requireFatal(t, st, "bogus data in log event")
@@ -360,7 +359,7 @@ func TestOpenErrors(t *testing.T) {
 		requireFatal(t, st, "purged")
 
 		// A client that has GTIDs the server never wrote.
-		ahead, _ := bl.ParseGTIDSet(map[th.Flavor]string{th.MySQL: th.DefaultUUID + ":1-1000", th.MariaDB: "0-1-1000"}[f])
+		ahead, _ := bl.ParseGTIDSet(map[binlogbuild.Flavor]string{binlogbuild.MySQL: binlogbuild.DefaultUUID + ":1-1000", binlogbuild.MariaDB: "0-1-1000"}[f])
 		st, err = src.OpenGTID(ctx, ahead)
 		require.NoError(t, err)
 		requireFatal(t, st, "")
@@ -376,30 +375,30 @@ func TestOpenErrors(t *testing.T) {
 		// Up to date: the last file is dumped without any of its groups.
 		st, err = src.OpenGTID(ctx, bl.ExecutedBefore(len(bl.Events)))
 		require.NoError(t, err)
-		w = rest(bl, firstAtOrAfter(bl, last.Name, 4), func(e th.EventInfo) bool { return e.Group > 0 })
+		w = rest(bl, firstAtOrAfter(bl, last.Name, 4), func(e binlogbuild.EventInfo) bool { return e.Group > 0 })
 		checkDump(t, bl, nextN(t, st, len(w)), w)
 		requireCaughtUp(t, st)
 
 		// A set of the other flavor is a caller bug.
-		other := map[th.Flavor]string{th.MySQL: "0-1-1", th.MariaDB: th.DefaultUUID + ":1"}[f]
-		otherFlavor := map[th.Flavor]string{th.MySQL: mysql.MariaDBFlavor, th.MariaDB: mysql.MySQLFlavor}[f]
+		other := map[binlogbuild.Flavor]string{binlogbuild.MySQL: "0-1-1", binlogbuild.MariaDB: binlogbuild.DefaultUUID + ":1"}[f]
+		otherFlavor := map[binlogbuild.Flavor]string{binlogbuild.MySQL: mysql.MariaDBFlavor, binlogbuild.MariaDB: mysql.MySQLFlavor}[f]
 		wrong, err := mysql.ParseGTIDSet(otherFlavor, other)
 		require.NoError(t, err)
 		_, err = src.OpenGTID(ctx, wrong)
 		require.Error(t, err)
 	}
 
-	anon := th.Seed001(th.MySQL, th.AnonymousGTID())
+	anon := binlogbuild.Seed001(binlogbuild.MySQL, binlogbuild.AnonymousGTID())
 	empty, _ := anon.ParseGTIDSet("")
-	st, err := th.NewFakeSource(anon).OpenGTID(ctx, empty)
+	st, err := binlogbuild.NewFakeSource(anon).OpenGTID(ctx, empty)
 	require.NoError(t, err)
 	requireFatal(t, st, "GTID_MODE = OFF")
 }
 
 func TestFaultInjection(t *testing.T) {
 	ctx := context.Background()
-	bl := th.Seed001(th.MariaDB)
-	src := th.NewFakeSource(bl)
+	bl := binlogbuild.Seed001(binlogbuild.MariaDB)
+	src := binlogbuild.NewFakeSource(bl)
 	src.FailStream(1, 3)
 	src.RefuseOpens(1)
 
@@ -427,8 +426,8 @@ func TestFaultInjection(t *testing.T) {
 }
 
 func TestNextBlocksUntilCloseOrCancel(t *testing.T) {
-	bl := th.Seed001(th.MySQL)
-	src := th.NewFakeSource(bl)
+	bl := binlogbuild.Seed001(binlogbuild.MySQL)
+	src := binlogbuild.NewFakeSource(bl)
 	last := bl.Events[len(bl.Events)-1]
 
 	st, err := src.OpenFile(context.Background(), last.EndPos())
@@ -441,7 +440,7 @@ func TestNextBlocksUntilCloseOrCancel(t *testing.T) {
 	}()
 	time.Sleep(5 * time.Millisecond)
 	require.NoError(t, st.Close())
-	require.ErrorIs(t, <-done, th.ErrStreamClosed)
+	require.ErrorIs(t, <-done, binlogbuild.ErrStreamClosed)
 
 	st, err = src.OpenFile(context.Background(), last.EndPos())
 	require.NoError(t, err)
@@ -457,8 +456,8 @@ func TestNextBlocksUntilCloseOrCancel(t *testing.T) {
 }
 
 func TestHeartbeats(t *testing.T) {
-	bl := th.Seed001(th.MySQL)
-	src := th.NewFakeSource(bl, th.HeartbeatEvery(3), th.HeartbeatWhenIdle(time.Millisecond))
+	bl := binlogbuild.Seed001(binlogbuild.MySQL)
+	src := binlogbuild.NewFakeSource(bl, binlogbuild.HeartbeatEvery(3), binlogbuild.HeartbeatWhenIdle(time.Millisecond))
 	st, err := src.OpenFile(context.Background(), mysql.Position{Name: bl.Files[0].Name, Pos: 4})
 	require.NoError(t, err)
 	real := 0
@@ -468,10 +467,10 @@ func TestHeartbeats(t *testing.T) {
 		if hb, ok := ev.Event.(*replication.HeartbeatEvent); ok {
 			assert.Equal(t, bl.Files[0].Name, hb.Filename)
 			assert.Equal(t, lastEnd, ev.Header.LogPos)
-			assert.Equal(t, th.FlagArtificial, ev.Header.Flags)
+			assert.Equal(t, binlogbuild.FlagArtificial, ev.Header.Flags)
 			continue
 		}
-		if ev.Header.Flags&th.FlagArtificial == 0 && ev.Header.EventType != replication.FORMAT_DESCRIPTION_EVENT {
+		if ev.Header.Flags&binlogbuild.FlagArtificial == 0 && ev.Header.EventType != replication.FORMAT_DESCRIPTION_EVENT {
 			real++
 		}
 		if ev.Header.LogPos > 0 {
@@ -490,9 +489,9 @@ func TestHeartbeats(t *testing.T) {
 
 func TestAppendWakesBlockedNext(t *testing.T) {
 	for _, f := range flavors {
-		b := th.NewBuilder(f)
-		b.Txn(func(tx *th.Txn) { tx.Insert(users, u(1, "a", 1)) })
-		src := th.NewFakeSource(b.Build())
+		b := binlogbuild.NewBuilder(f)
+		b.Txn(func(tx *binlogbuild.Txn) { tx.Insert(users, u(1, "a", 1)) })
+		src := binlogbuild.NewFakeSource(b.Build())
 		st, err := src.OpenGTID(context.Background(), b.Build().ExecutedBefore(0))
 		require.NoError(t, err)
 		n := len(b.Build().Events) + 1 // + fake Rotate
@@ -510,7 +509,7 @@ func TestAppendWakesBlockedNext(t *testing.T) {
 			}
 		}()
 		time.Sleep(5 * time.Millisecond)
-		b.Txn(func(tx *th.Txn) { tx.Insert(users, u(2, "b", 2)) })
+		b.Txn(func(tx *binlogbuild.Txn) { tx.Insert(users, u(2, "b", 2)) })
 		b.Rotate()
 		b.DDL("app", "DROP TABLE users")
 		require.NoError(t, src.Append(b.Build()))
@@ -525,13 +524,13 @@ func TestAppendWakesBlockedNext(t *testing.T) {
 		require.NoError(t, st.Close())
 		assert.Contains(t, types, replication.XID_EVENT)
 		assert.Contains(t, types, replication.ROTATE_EVENT)
-		require.Error(t, src.Append(th.Seed001(f)), "a different binlog is refused")
+		require.Error(t, src.Append(binlogbuild.Seed001(f)), "a different binlog is refused")
 	}
 }
 
 func TestSkipAnnotateRows(t *testing.T) {
-	bl := th.Seed001(th.MariaDB)
-	src := th.NewFakeSource(bl, th.SkipAnnotateRows())
+	bl := binlogbuild.Seed001(binlogbuild.MariaDB)
+	src := binlogbuild.NewFakeSource(bl, binlogbuild.SkipAnnotateRows())
 	st, err := src.OpenFile(context.Background(), mysql.Position{Name: bl.Files[0].Name, Pos: 4})
 	require.NoError(t, err)
 	n := 1

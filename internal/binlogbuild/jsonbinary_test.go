@@ -1,4 +1,4 @@
-package testhelpers_test
+package binlogbuild_test
 
 import (
 	"testing"
@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	th "github.com/binlogstream/binlogstream/testhelpers"
+	"github.com/binlogstream/binlogstream/internal/binlogbuild"
 )
 
 // TestJSONColumnThroughGoMySQL: go-mysql decodes what the encoder writes
@@ -16,20 +16,20 @@ import (
 // left out, and the after image's diff vector, of which go-mysql v1.16.0
 // keeps only the first diff.
 func TestJSONColumnThroughGoMySQL(t *testing.T) {
-	tbl := th.Table{ID: 5, Schema: "app", Name: "docs", Columns: []th.Column{
-		{Name: "id", Type: th.Int}, {Name: "doc", Type: th.JSON}, {Name: "other", Type: th.JSON}}}
+	tbl := binlogbuild.Table{ID: 5, Schema: "app", Name: "docs", Columns: []binlogbuild.Column{
+		{Name: "id", Type: binlogbuild.Int}, {Name: "doc", Type: binlogbuild.JSON}, {Name: "other", Type: binlogbuild.JSON}}}
 	docs := []string{`{"b":1,"aa":[1,-2,3.5,"s"],"ccc":{"x":null,"y":true}}`, `[]`, `"str"`, `12`, `null`, `{"big":18446744073709551615,"neg":-4294967296}`}
-	b := th.NewBuilder(th.MySQL)
-	b.Txn(func(x *th.Txn) {
+	b := binlogbuild.NewBuilder(binlogbuild.MySQL)
+	b.Txn(func(x *binlogbuild.Txn) {
 		for i, d := range docs {
-			x.Insert(tbl, th.Row{int32(i), d, nil})
+			x.Insert(tbl, binlogbuild.Row{int32(i), d, nil})
 		}
 		x.PartialUpdate(tbl,
-			th.Row{int32(0), th.Absent, `{"k":1}`},
-			th.Row{int32(0), th.JSONDiffs{th.JSONReplace("$.b", `2`), th.JSONRemove("$.aa[0]")}, `{"k":2}`})
+			binlogbuild.Row{int32(0), binlogbuild.Absent, `{"k":1}`},
+			binlogbuild.Row{int32(0), binlogbuild.JSONDiffs{binlogbuild.JSONReplace("$.b", `2`), binlogbuild.JSONRemove("$.aa[0]")}, `{"k":2}`})
 	})
 	bl := b.Build()
-	p := newParser(th.MySQL)
+	p := newParser(binlogbuild.MySQL)
 	p.SetRenderJSONAsMySQLText(true)
 	var rows [][]any
 	var partial *replication.RowsEvent

@@ -1,4 +1,4 @@
-package testhelpers
+package binlogbuild
 
 import (
 	"bytes"
@@ -250,7 +250,7 @@ func ParseSID(s string) ([16]byte, error) {
 	var sid [16]byte
 	raw, err := hex.DecodeString(strings.ReplaceAll(s, "-", ""))
 	if err != nil || len(raw) != 16 {
-		return sid, fmt.Errorf("testhelpers: bad server uuid %q", s)
+		return sid, fmt.Errorf("binlogbuild: bad server uuid %q", s)
 	}
 	copy(sid[:], raw)
 	return sid, nil

@@ -1,4 +1,4 @@
-package testhelpers_test
+package binlogbuild_test
 
 import (
 	"context"
@@ -12,29 +12,29 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	th "github.com/binlogstream/binlogstream/testhelpers"
+	"github.com/binlogstream/binlogstream/internal/binlogbuild"
 )
 
-func compressedScript(b *th.Builder) {
+func compressedScript(b *binlogbuild.Builder) {
 	b.DDL("app", "CREATE TABLE users (id INT, name VARCHAR(64), score BIGINT)")
-	b.Txn(func(t *th.Txn) { t.Insert(users, u(1, "ann", 10), u(2, nil, -5)) })
+	b.Txn(func(t *binlogbuild.Txn) { t.Insert(users, u(1, "ann", 10), u(2, nil, -5)) })
 	b.EmptyTxn()
-	b.Txn(func(t *th.Txn) {
-		var rows []th.Row
+	b.Txn(func(t *binlogbuild.Txn) {
+		var rows []binlogbuild.Row
 		for i := int32(0); i < 300; i++ { // a payload past 251 bytes
 			rows = append(rows, u(i, fmt.Sprintf("user %d", i), int64(i)))
 		}
 		t.Insert(users, rows...)
 		t.Update(users, u(1, "ann", 10), u(1, "ann", 11))
 	})
-	b.RolledBack(func(t *th.Txn) { t.Insert(orders, th.Row{int64(3), "gone"}) })
+	b.RolledBack(func(t *binlogbuild.Txn) { t.Insert(orders, binlogbuild.Row{int64(3), "gone"}) })
 	b.Rotate()
-	b.Txn(func(t *th.Txn) { t.Delete(users, u(2, nil, -5)) })
+	b.Txn(func(t *binlogbuild.Txn) { t.Delete(users, u(2, nil, -5)) })
 }
 
 // decodeAll parses every file of bl with go-mysql's parser, checksums
 // verified, and checks each event against the index.
-func decodeAll(t *testing.T, bl *th.Binlog) []*replication.BinlogEvent {
+func decodeAll(t *testing.T, bl *binlogbuild.Binlog) []*replication.BinlogEvent {
 	t.Helper()
 	var out []*replication.BinlogEvent
 	i := 0
@@ -81,11 +81,11 @@ func rowImages(evs []*replication.BinlogEvent) (rows [][]any, types []replicatio
 }
 
 func TestCompressTransactions(t *testing.T) {
-	for _, opts := range [][]th.Option{nil, {th.MaxRowsPerEvent(7)}, {th.Checksum(false)}, {th.ZeroLogPos()}, {th.AnonymousGTID(), th.RowsQuery()}} {
-		plainB := th.NewBuilder(th.MySQL, opts...)
+	for _, opts := range [][]binlogbuild.Option{nil, {binlogbuild.MaxRowsPerEvent(7)}, {binlogbuild.Checksum(false)}, {binlogbuild.ZeroLogPos()}, {binlogbuild.AnonymousGTID(), binlogbuild.RowsQuery()}} {
+		plainB := binlogbuild.NewBuilder(binlogbuild.MySQL, opts...)
 		compressedScript(plainB)
 		plain := plainB.Build()
-		bl, err := th.CompressTransactions(plain)
+		bl, err := binlogbuild.CompressTransactions(plain)
 		require.NoError(t, err)
 
 		evs := decodeAll(t, bl)
@@ -124,15 +124,15 @@ func TestCompressTransactions(t *testing.T) {
 }
 
 func TestCompressTransactionsExtends(t *testing.T) {
-	b := th.NewBuilder(th.MySQL)
-	b.Txn(func(t *th.Txn) { t.Insert(users, u(1, "a", 1)) })
-	first, err := th.CompressTransactions(b.Build())
+	b := binlogbuild.NewBuilder(binlogbuild.MySQL)
+	b.Txn(func(t *binlogbuild.Txn) { t.Insert(users, u(1, "a", 1)) })
+	first, err := binlogbuild.CompressTransactions(b.Build())
 	require.NoError(t, err)
-	b.Txn(func(t *th.Txn) { t.Insert(users, u(2, "b", 2)) })
-	second, err := th.CompressTransactions(b.Build())
+	b.Txn(func(t *binlogbuild.Txn) { t.Insert(users, u(2, "b", 2)) })
+	second, err := binlogbuild.CompressTransactions(b.Build())
 	require.NoError(t, err)
 
-	src := th.NewFakeSource(first)
+	src := binlogbuild.NewFakeSource(first)
 	require.NoError(t, src.Append(second), "successive compressed builds extend each other")
 	st, err := src.OpenFile(context.Background(), mysql.Position{Name: first.Files[0].Name, Pos: 4})
 	require.NoError(t, err)
@@ -150,6 +150,6 @@ func TestCompressTransactionsExtends(t *testing.T) {
 }
 
 func TestCompressTransactionsMariaDB(t *testing.T) {
-	_, err := th.CompressTransactions(th.Seed001(th.MariaDB))
+	_, err := binlogbuild.CompressTransactions(binlogbuild.Seed001(binlogbuild.MariaDB))
 	assert.Error(t, err)
 }

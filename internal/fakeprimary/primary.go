@@ -1,5 +1,5 @@
 // Package fakeprimary is a fake MySQL or MariaDB primary on 127.0.0.1 that
-// serves a *testhelpers.Binlog over the real client/server protocol, so a
+// serves a *binlogbuild.Binlog over the real client/server protocol, so a
 // real go-mysql BinlogSyncer (and so binlogstream.SyncerSource) can be
 // tested without a database: registration queries, file and GTID dumps
 // sent exactly as a server sends them, heartbeats, the queries a failover
@@ -26,7 +26,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/server"
 
-	th "github.com/binlogstream/binlogstream/testhelpers"
+	"github.com/binlogstream/binlogstream/internal/binlogbuild"
 )
 
 // The user and password a Primary accepts unless WithUser says otherwise.
@@ -77,8 +77,8 @@ type Primary struct {
 	user, password string
 
 	mu        sync.Mutex
-	src       *th.FakeSource
-	bl        *th.Binlog
+	src       *binlogbuild.FakeSource
+	bl        *binlogbuild.Binlog
 	purged    int
 	overrides map[string]string
 	unset     map[string]bool
@@ -96,7 +96,7 @@ type Primary struct {
 
 	tables tableStore // tables.go: rows for information_schema and keyset SELECTs
 
-	execFor *th.Binlog // the binlog execSet was computed for, with execLen events
+	execFor *binlogbuild.Binlog // the binlog execSet was computed for, with execLen events
 	execLen int
 	execSet string
 
@@ -118,7 +118,7 @@ func WithVar(name, value string) Option {
 }
 
 // Start serves bl on a new 127.0.0.1 port until Close.
-func Start(bl *th.Binlog, opts ...Option) (*Primary, error) {
+func Start(bl *binlogbuild.Binlog, opts ...Option) (*Primary, error) {
 	p := &Primary{
 		srv: defaultServer(), user: DefaultUser, password: DefaultPassword,
 		overrides: map[string]string{}, unset: map[string]bool{},
@@ -138,9 +138,9 @@ func Start(bl *th.Binlog, opts ...Option) (*Primary, error) {
 	return p, nil
 }
 
-func (p *Primary) setBinlog(bl *th.Binlog) {
+func (p *Primary) setBinlog(bl *binlogbuild.Binlog) {
 	p.bl = bl
-	p.src = th.NewFakeSource(bl)
+	p.src = binlogbuild.NewFakeSource(bl)
 	if p.purged > 0 {
 		p.src.Purge(p.purged)
 	}
@@ -165,7 +165,7 @@ func (p *Primary) DSN() string {
 }
 
 // Binlog returns the binlog being served.
-func (p *Primary) Binlog() *th.Binlog {
+func (p *Primary) Binlog() *binlogbuild.Binlog {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.bl
@@ -174,7 +174,7 @@ func (p *Primary) Binlog() *th.Binlog {
 // Append replaces the served binlog with a later Build of the same Builder
 // (it must extend the current one). Dumps that are caught up go on with
 // the new events, as a live server's do.
-func (p *Primary) Append(bl *th.Binlog) error {
+func (p *Primary) Append(bl *binlogbuild.Binlog) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err := p.src.Append(bl); err != nil {
@@ -188,7 +188,7 @@ func (p *Primary) Append(bl *th.Binlog) error {
 // of the binlog takes over the address: every open connection is cut and
 // later connections see bl (its GTID state and files included). Fault,
 // refusal and purge settings stay.
-func (p *Primary) Promote(bl *th.Binlog) {
+func (p *Primary) Promote(bl *binlogbuild.Binlog) {
 	p.mu.Lock()
 	p.setBinlog(bl)
 	conns := p.connList()
@@ -402,7 +402,7 @@ func (p *Primary) byID(id uint32) *conn {
 }
 
 // startDump records a dump and hands out its fault and binlog source.
-func (p *Primary) startDump(desc string) (*th.FakeSource, *th.Binlog, *Fault) {
+func (p *Primary) startDump(desc string) (*binlogbuild.FakeSource, *binlogbuild.Binlog, *Fault) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.dumps = append(p.dumps, desc)
