@@ -22,11 +22,13 @@ test: lint
 test-short:
 	$(GO) test -count=1 ./...
 
-# gofmt, go vet, and no committed build outputs (ELF binaries, files over 1 MiB).
+# gofmt, go vet, no committed build outputs (ELF binaries, files over 1 MiB),
+# and no command that links package testing (test code in a shipped binary).
 lint:
 	@bash .ci/check-committed-files
 	@out=$$(gofmt -l . | grep -v '^vendor/'); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	@GO=$(GO) bash .ci/check-cmds-no-testing
 
 # Benchmarks on the fake primary and in-process, plus the real-MariaDB ones
 # (the snapshot of a 1M-row table against mariadb-dump among them)
