@@ -150,9 +150,16 @@ func (p *Publisher) retry(ctx context.Context, step func(context.Context) error)
 
 // transient reports whether err may pass once the cluster has a leader.
 func transient(err error) bool {
+	var api *jetstream.APIError
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) || errors.Is(err, nats.ErrNoResponders) ||
-		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, jetstream.ErrJetStreamNotEnabled)
+		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, jetstream.ErrJetStreamNotEnabled) ||
+		errors.As(err, &api) && api.ErrorCode == errCodeNoPeers
 }
+
+// errCodeNoPeers is JetStream's "no suitable peers for placement": a
+// cluster that does not yet know enough of its nodes (forming, or one
+// restarting) to place the replicas.
+const errCodeNoPeers jetstream.ErrorCode = 10005
 
 type discard struct{}
 
