@@ -23,12 +23,14 @@ test-short:
 	$(GO) test -count=1 ./...
 
 # gofmt, go vet, no committed build outputs (ELF binaries, files over 1 MiB),
-# and no command that links package testing (test code in a shipped binary).
+# no command that links package testing (test code in a shipped binary),
+# and no package under internal/ that imports the root (internal/ holds leaves).
 lint:
 	@bash .ci/check-committed-files
 	@out=$$(gofmt -l . | grep -v '^vendor/'); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	@GO=$(GO) bash .ci/check-cmds-no-testing
+	@GO=$(GO) bash .ci/check-internal-leaves
 
 # Benchmarks on the fake primary and in-process, plus the real-MariaDB ones
 # (the snapshot of a 1M-row table against mariadb-dump among them)

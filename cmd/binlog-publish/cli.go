@@ -17,8 +17,8 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/binlogstream/binlogstream"
+	"github.com/binlogstream/binlogstream/cmd/internal/clikit"
 	"github.com/binlogstream/binlogstream/cmd/internal/metrics"
-	"github.com/binlogstream/binlogstream/internal/clikit"
 	"github.com/binlogstream/binlogstream/publish"
 )
 

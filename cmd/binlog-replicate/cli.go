@@ -13,7 +13,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/binlogstream/binlogstream"
-	"github.com/binlogstream/binlogstream/internal/clikit"
+	"github.com/binlogstream/binlogstream/cmd/internal/clikit"
 )
 
 type options struct {

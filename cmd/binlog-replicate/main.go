@@ -4,7 +4,7 @@ import (
 	"context"
 	"os"
 
-	"github.com/binlogstream/binlogstream/internal/clikit"
+	"github.com/binlogstream/binlogstream/cmd/internal/clikit"
 )
 
 func main() {

@@ -17,7 +17,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/binlogstream/binlogstream"
-	"github.com/binlogstream/binlogstream/internal/clikit"
+	"github.com/binlogstream/binlogstream/cmd/internal/clikit"
 )
 
 // defaultServerID is the replica id binlog-tail registers with unless
