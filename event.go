@@ -5,6 +5,8 @@ package binlogstream
 
 import (
 	"context"
+	"fmt"
+	"io"
 
 	"github.com/binlogstream/binlogstream/internal/rows"
 	"github.com/go-mysql-org/go-mysql/replication"
@@ -143,3 +145,23 @@ type Progress struct {
 	// came on a heartbeat, so a consumer can flush what it batched.
 	Idle bool
 }
+
+// SnapshotRead is the body (Event.Event) of a row a snapshot read: Row
+// holds its values as a rows event's Rows do (RowValues(0) gives them as
+// the server means them, through Event.Table). Its Header has EventType
+// UNKNOWN_EVENT; Start and End are the stream's position it was delivered
+// at. Every row change of its key that the stream delivers comes after it.
+//
+// A chunk's rows are delivered back to back, and ChunkEnd marks the last
+// one: a consumer that commits its sink at ChunkEnd holds whole chunks per
+// commit (an empty chunk delivers no row and so no ChunkEnd).
+type SnapshotRead struct {
+	Row      []any
+	ChunkEnd bool
+}
+
+// Dump writes a line for go-mysql's Dump convention.
+func (r *SnapshotRead) Dump(w io.Writer) { _, _ = fmt.Fprintf(w, "=== SnapshotRead ===\n%v\n", r.Row) }
+
+// Decode is never called: a SnapshotRead is made by the streamer.
+func (r *SnapshotRead) Decode([]byte) error { return nil }

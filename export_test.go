@@ -3,11 +3,13 @@ package binlogstream
 import (
 	"context"
 	"fmt"
+	"time"
 	"unsafe"
 
 	"github.com/binlogstream/binlogstream/internal/charset"
 	"github.com/binlogstream/binlogstream/internal/ddl"
 	"github.com/binlogstream/binlogstream/internal/schema"
+	"github.com/binlogstream/binlogstream/internal/snapshot"
 	"github.com/go-mysql-org/go-mysql/replication"
 	"github.com/sirupsen/logrus"
 
@@ -227,3 +229,58 @@ func (f FilteredSource) decodeFilter() func(schema, table string) bool { return 
 // KeepSecretsInHistory makes the schema history store statements as the
 // binlog has them (on) or masked (off), the store's unmasked control.
 func KeepSecretsInHistory(on bool) { keepSecrets = on }
+
+// SetProgressClock replaces the clock behind Config.ProgressInterval, so a
+// test decides when a Progress is due.
+func SetProgressClock(s *BinlogStreamer, now func() time.Time) { s.progress.now = now }
+
+// WithSnapshotSample returns r carrying a snapshot state: two tables, one
+// with a composite boundary key, one still to read.
+func WithSnapshotSample(r ResumePosition) ResumePosition {
+	st := snapshot.New(snapStateCfg)
+	st.Add("app.a")
+	st.Add("app.b")
+	st.Start("app.a", snapshot.Pos{}, true)
+	st.Delivered("app.a", snapshot.Key{Raw: []any{[]byte("k\x00é"), int64(-3), uint64(1 << 63)}})
+	r.snap = string(st.Append(nil))
+	return r
+}
+
+// SnapshotNoFold makes chunks be taken as read at the stream's point,
+// with no held-back change folded in: the negative control of the
+// snapshot tests.
+func SnapshotNoFold(on bool) { snapNoFold = on }
+
+// SnapshotReadAges calls f with the transaction lifetime of every chunk
+// read taken in (on the Run goroutine) until the returned func is called.
+func SnapshotReadAges(f func(time.Duration)) (undo func()) {
+	snapReadAge = f
+	return func() { snapReadAge = nil }
+}
+
+// SnapshotAttachAnywhere lets chunks attach after any event, inside source
+// transactions too, until the returned func is called: the negative
+// control of TestSnapshotReadsBetweenTransactions.
+func SnapshotAttachAnywhere() (undo func()) {
+	snapAnywhere = true
+	return func() { snapAnywhere = false }
+}
+
+// SnapshotWatermarks makes every flavor read chunks with watermarks, as
+// on MySQL: the tests run the algorithm against MariaDB.
+func SnapshotWatermarks(on bool) { snapWatermarks = on }
+
+// SnapshotWatermarkNaive makes watermark reads naive, for the negative
+// controls: "low-after" takes the low watermark after the SELECT,
+// "no-locking" reads with a consistent read instead of a locking one,
+// "" is the real algorithm.
+func SnapshotWatermarkNaive(mode string) {
+	switch mode {
+	case "low-after":
+		snapWatermarkNaive = naiveLowAfter
+	case "no-locking":
+		snapWatermarkNaive = naiveNoLocking
+	default:
+		snapWatermarkNaive = naiveNone
+	}
+}
