@@ -359,6 +359,12 @@ func cli(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			err = perr
 		}
 	}
+	if err != nil && ctx.Err() != nil && !o.Demo && !errors.As(err, new(*binlogstream.ListenerError)) {
+		// A signal during the set-up (before the stream, which stops by
+		// itself) cuts its queries short: nothing was written, so it is
+		// the prompt stop the signal asked for, not a failure.
+		err = nil
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "binlog-tail: %s\n", oneLine(err.Error()))
 		return 1
