@@ -68,6 +68,8 @@ type options struct {
 	// SpoolDir and SpoolMiB are publish.Config's SpoolDir and SpoolBytes.
 	SpoolDir string
 	SpoolMiB int
+	// Kafka are --kafka, its flags and --format's.
+	Kafka kafkaFlags
 }
 
 // maxSpoolMiB is the largest --spool-mib: 1 TiB.
@@ -113,6 +115,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.Metrics, "metrics", "", "serve Prometheus metrics at http://`ADDR`/metrics (HOST:PORT; see docs/metrics.md)")
 	fs.StringVar(&o.SpoolDir, "spool-dir", "", "write the lines of a transaction larger than --spool-mib to an unlinked temporary file in `DIR` (default: the system's temporary directory)")
 	fs.IntVar(&o.SpoolMiB, "spool-mib", 64, "how many MiB of an open transaction's lines stay in memory before they go to a file in --spool-dir")
+	o.Kafka.register(fs)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), usageText)
 		fs.PrintDefaults()
@@ -123,8 +126,13 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	if dsn == "" || o.NATS == "" || o.Stream == "" {
-		return o, errors.New("--dsn, --nats and --stream are required (see --help)")
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if err := o.Kafka.check(o.NATS, set); err != nil {
+		return o, err
+	}
+	if dsn == "" || o.Kafka.Brokers == "" && (o.NATS == "" || o.Stream == "") {
+		return o, errors.New("--dsn and either --nats and --stream or --kafka are required (see --help)")
 	}
 	password, err := clikit.DefaultPassword(passwordFile)
 	if err != nil {
@@ -206,6 +214,9 @@ func cli(ctx context.Context, args []string, stderr io.Writer) int {
 
 // run publishes until a signal, --stop-at-current's target or an error.
 func run(ctx context.Context, o options, stderr io.Writer) error {
+	if o.Kafka.Brokers != "" {
+		return runKafka(ctx, o, stderr)
+	}
 	logger := clikit.NewLogger(stderr, o.Quiet)
 	m, err := serveMetrics(ctx, o.Metrics, logger, stderr, o.Quiet)
 	if err != nil {
@@ -281,8 +292,16 @@ func run(ctx context.Context, o options, stderr io.Writer) error {
 	return whileHeld(ctx, lease, func(ctx context.Context) error { return stream(ctx, o, flavor, pub, src, st, history, logger, m) })
 }
 
+// sink is a publisher as stream uses it: JetStream's or Kafka's.
+type sink interface {
+	From() binlogstream.ResumePosition
+	OnEvent(ctx context.Context, ev binlogstream.Event) error
+	// Wait waits until every ended transaction is stored.
+	Wait(ctx context.Context) error
+}
+
 // stream runs the streamer from the publisher's position into it.
-func stream(ctx context.Context, o options, flavor string, pub *publish.Publisher, src binlogstream.Source, st binlogstream.ServerState,
+func stream(ctx context.Context, o options, flavor string, pub sink, src binlogstream.Source, st binlogstream.ServerState,
 	history binlogstream.SchemaStore, logger logrus.FieldLogger, m *metrics.Metrics) error {
 	schema := &binlogstream.SchemaConfig{Snapshot: true, Store: history}
 	var progress time.Duration
