@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
+	"os/exec"
 	"strings"
 	"sync"
 	"syscall"
@@ -61,6 +63,11 @@ func (r *kafkaRun) records(t *testing.T) []*kgo.Record {
 // order binlog-tail wrote them.
 func checkLines(t *testing.T, want []byte, recs []*kgo.Record) {
 	t.Helper()
+	require.Empty(t, linesProblems(want, recs), "records against binlog-tail's lines")
+}
+
+// linesProblems are checkLines' findings.
+func linesProblems(want []byte, recs []*kgo.Record) []string {
 	index := map[string]int{}
 	for i, l := range bytes.SplitAfter(want, []byte("\n")) {
 		if len(l) > 0 {
@@ -105,7 +112,7 @@ func checkLines(t *testing.T, want []byte, recs []*kgo.Record) {
 	if len(problems) > 20 {
 		problems = append(problems[:20], fmt.Sprintf("... and %d more", len(problems)-20))
 	}
-	require.Empty(t, problems, "records against binlog-tail's lines")
+	return problems
 }
 
 func header(r *kgo.Record, key string) string {
@@ -118,7 +125,7 @@ func header(r *kgo.Record, key string) string {
 }
 
 // TestKafkaExact: a workload published into Kafka, the publisher
-// stopped (SIGTERM) and restarted twice: the committed records are
+// SIGKILLed, stopped (SIGTERM) and SIGKILLed, and finished: the committed records are
 // binlog-tail's lines, each once, each partition in binlog order, each
 // record with its token in the binlogstream.resume header.
 func TestKafkaExact(t *testing.T) {
@@ -126,10 +133,14 @@ func TestKafkaExact(t *testing.T) {
 	k := startKafka(t)
 	stopWorkload := startWorkload(t, s)
 	args := k.args(s, start)
-	for range 2 {
+	for i := range 3 {
 		p := startPublisher(t, args...)
 		time.Sleep(1500 * time.Millisecond)
-		p.stop(t)
+		if i == 1 {
+			p.stop(t)
+		} else {
+			p.kill()
+		}
 	}
 	stopWorkload()
 	finish(t, args)
@@ -183,4 +194,57 @@ func startWorkload(t *testing.T, s *mariadb.Server) func() int {
 	}
 	t.Cleanup(func() { halt() })
 	return halt
+}
+
+// TestKafkaNegativeControlUntransacted: the harness of TestKafkaExact
+// finds the duplicates of a publisher built without transactions (the
+// build tag binlogstream_kafka_untransacted: records and checkpoints
+// produced and flushed, no transactional.id), SIGKILLed and restarted.
+func TestKafkaNegativeControlUntransacted(t *testing.T) {
+	s, start := setupSource(t)
+	k := startKafka(t)
+	bin := buildTagged(t, "binlogstream_kafka_untransacted")
+	stopWorkload := startWorkload(t, s)
+	args := k.args(s, start)
+	for range 6 {
+		p := &publisher{cmd: exec.Command(bin, args...), done: make(chan error, 1)}
+		p.cmd.Stderr = &p.stderr
+		require.NoError(t, p.cmd.Start())
+		go func() { p.done <- p.cmd.Wait() }()
+		time.Sleep(time.Duration(700+rand.IntN(600)) * time.Millisecond)
+		p.kill()
+	}
+	stopWorkload()
+	out, err := exec.Command(bin, append(args, "--stop-at-current")...).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	problems := linesProblems(reference(t, s, start), k.records(t))
+	require.NotEmpty(t, problems, "a publisher without transactions, SIGKILLed, must leave duplicates")
+	assert.Contains(t, strings.Join(problems, "\n"), "duplicated")
+	t.Logf("negative control: %d problems, the first: %s", len(problems), problems[0])
+}
+
+// TestKafkaZombieFenced: a second publisher for the same source fences
+// the first, which stops with the fencing error; the topics stay exact.
+func TestKafkaZombieFenced(t *testing.T) {
+	s, start := setupSource(t)
+	k := startKafka(t)
+	stopWorkload := startWorkload(t, s)
+	args := k.args(s, start)
+	a := startPublisher(t, append(args, "--server-id", "501")...)
+	time.Sleep(2 * time.Second)
+	b := startPublisher(t, append(args, "--server-id", "502")...)
+	select {
+	case <-a.done:
+	case <-time.After(time.Minute):
+		t.Fatalf("the first publisher still runs a minute after the second started: %s", a.stderr.String())
+	}
+	assert.Contains(t, a.stderr.String(), "another publisher for the same source took over its transactional.id")
+	assert.Equal(t, 1, a.cmd.ProcessState.ExitCode())
+	time.Sleep(time.Second)
+	stopWorkload()
+	b.stop(t)
+	finish(t, args)
+	recs := k.records(t)
+	checkLines(t, reference(t, s, start), recs)
+	t.Logf("fenced: %s; %d records exact", strings.TrimSpace(a.stderr.String()), len(recs))
 }
