@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os/exec"
@@ -16,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/binlogstream/binlogstream/publish/kafka"
+	th "github.com/binlogstream/binlogstream/testhelpers"
 	kafkatest "github.com/binlogstream/binlogstream/testhelpers/kafka"
 	"github.com/binlogstream/binlogstream/testhelpers/mariadb"
 )
@@ -148,7 +150,26 @@ func TestKafkaExact(t *testing.T) {
 	recs := k.records(t)
 	checkLines(t, reference(t, s, start), recs)
 	assert.NotEmpty(t, recs)
-	t.Logf("%d records equal to binlog-tail's lines", len(recs))
+
+	// The checkpoint: keyed by the source's name (--name, by default
+	// --dsn's HOST:PORT), its value the token and the format.
+	offsets := k.c.ReadCommitted(t, k.offsets)
+	require.NotEmpty(t, offsets)
+	last := offsets[len(offsets)-1]
+	name := s.Addr()
+	if k.c.Real {
+		name = k.name
+	}
+	assert.Equal(t, name, string(last.Key))
+	var c struct{ Resume, Format string }
+	require.NoError(t, json.Unmarshal(last.Value, &c))
+	assert.Equal(t, "lines", c.Format)
+	assert.Equal(t, c.Resume, header(last, kafka.ResumeHeader))
+	// Another format for the same source is refused.
+	out, err := exec.Command(th.Command(t, "binlog-publish"), append(args, "--format", "debezium", "--stop-at-current")...).CombinedOutput()
+	require.Error(t, err)
+	assert.Contains(t, string(out), "was published with --format lines: run with --format lines to continue it, or use another --name")
+	t.Logf("%d records equal to binlog-tail's lines; %d checkpoints", len(recs), len(offsets))
 }
 
 // setupSource starts MariaDB with the table d.w and returns where the
@@ -238,7 +259,7 @@ func TestKafkaZombieFenced(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatalf("the first publisher still runs a minute after the second started: %s", a.stderr.String())
 	}
-	assert.Contains(t, a.stderr.String(), "another publisher for the same source took over its transactional.id")
+	assert.Contains(t, a.stderr.String(), "transactional.id binlogstream-"+s.Addr()+": another publisher for the same source took over its transactional.id")
 	assert.Equal(t, 1, a.cmd.ProcessState.ExitCode())
 	time.Sleep(time.Second)
 	stopWorkload()
