@@ -65,3 +65,17 @@ type ProberFunc func(ctx context.Context) (ServerState, error)
 
 // Probe calls f.
 func (f ProberFunc) Probe(ctx context.Context) (ServerState, error) { return f(ctx) }
+
+// idleStream is a Stream that can also return when wake closes while it
+// has nothing queued (idle true): everything the server sent so far was
+// taken. The stream stays usable. The streamer uses it to act on a chunk
+// read that completed while the binlog is quiet, without waiting for the
+// next event or heartbeat.
+type idleStream interface {
+	nextOrIdle(ctx context.Context, wake <-chan struct{}) (*replication.BinlogEvent, bool, error)
+}
+
+var (
+	_ idleStream = (*syncerStream)(nil)
+	_ idleStream = (*dirStream)(nil)
+)

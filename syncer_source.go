@@ -356,6 +356,12 @@ func (s *syncerStream) Next(ctx context.Context) (*replication.BinlogEvent, erro
 	return s.cur.Next(ctx)
 }
 
+// nextOrIdle is Next that returns idle when wake closes with nothing
+// queued (idleStream).
+func (s *syncerStream) nextOrIdle(ctx context.Context, wake <-chan struct{}) (*replication.BinlogEvent, bool, error) {
+	return s.cur.NextOrIdle(ctx, wake)
+}
+
 // takeErr is the error of a queue the watchdog closed: a read timeout.
 func (s *syncerStream) takeErr(ctx context.Context, err error) error {
 	if s.timedOut.Load() && ctx.Err() == nil {
