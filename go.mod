@@ -1,6 +1,6 @@
 module github.com/binlogstream/binlogstream
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/go-mysql-org/go-mysql v1.16.0
