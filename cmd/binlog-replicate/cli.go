@@ -356,7 +356,7 @@ func replicate(ctx context.Context, log *logrus.Logger, o *options) error {
 	log.WithFields(logrus.Fields{
 		"delivered": st.Delivered, "dropped_at_start": st.DroppedAtStart, "progress": st.Progress,
 		"snapshot_rows": a.snapRows, "applied": a.applied, "commits": a.commits, "reconnects": st.Reconnects, "failovers": st.Failovers,
-	}).Warn("binlog-replicate stopped")
+	}).Info("binlog-replicate stopped")
 	return runErr
 }
 
