@@ -124,11 +124,14 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if err := o.Kafka.check(o.NATS, set); err != nil {
 		return o, err
 	}
-	required := []string{"dsn", "nats", "stream"} // --kafka in place of --nats and --stream
+	required := []string{"dsn", "nats", "stream"}
 	if o.Kafka.Brokers != "" {
 		required = []string{"dsn"}
 	}
 	if err := clikit.Missing(fs, required...); err != nil {
+		if o.Kafka.Brokers == "" && o.NATS == "" {
+			return o, fmt.Errorf("%w (or --kafka in place of --nats and --stream)", err)
+		}
 		return o, err
 	}
 	password, err := clikit.DefaultPassword(passwordFile)

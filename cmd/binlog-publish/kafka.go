@@ -33,15 +33,15 @@ type kafkaFlags struct {
 }
 
 func (f *kafkaFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.Brokers, "kafka", "", "publish into Kafka instead of NATS: the seed brokers HOST:PORT[,HOST:PORT...]")
+	fs.StringVar(&f.Brokers, "kafka", "", "publish into Kafka instead of NATS: the seed `BROKERS` HOST:PORT[,HOST:PORT...]")
 	fs.StringVar(&f.Name, "name", "", "--kafka: the source's `NAME`: the key of its checkpoint and its transactional.id "+kafka.TransactionalIDPrefix+
 		"NAME (default: --dsn's HOST:PORT); a second publisher with the same name fences the first")
 	fs.StringVar(&f.TopicPrefix, "topic-prefix", publish.DefaultPrefix, "--kafka: the topics' `PREFIX`: PREFIX.DB.TABLE for a table's records, PREFIX for statements")
 	fs.StringVar(&f.OffsetsTopic, "offsets-topic", kafka.DefaultOffsetsTopic, "--kafka: the compacted `TOPIC` of the checkpoints, keyed by --name")
 	fs.StringVar(&f.SchemaTopic, "schema-topic", kafka.DefaultSchemaTopic, "--kafka: the `TOPIC` of the schema histories, keyed by --name")
-	fs.StringVar(&f.Format, "format", string(publish.FormatLines), "what a message holds: lines (binlog-tail's line) or debezium "+
+	fs.StringVar(&f.Format, "format", string(publish.FormatLines), "`FORMAT`, what a message holds: lines (binlog-tail's line) or debezium "+
 		"(a Debezium MySQL connector change event; see docs/debezium.md)")
-	fs.StringVar(&f.DecimalHandling, "decimal-handling", string(debezium.DecimalPrecise), "--format debezium: DECIMAL as Debezium's decimal.handling.mode: "+
+	fs.StringVar(&f.DecimalHandling, "decimal-handling", string(debezium.DecimalPrecise), "--format debezium: DECIMAL as Debezium's decimal.handling.mode `MODE`: "+
 		"precise, string or double")
 	fs.BoolVar(&f.Schemas, "schemas", false, "--format debezium: keys and values as {\"schema\",\"payload\"} (Kafka Connect's JsonConverter with schemas.enable=true)")
 	fs.BoolVar(&f.NoTombstones, "no-tombstones", false, "--format debezium: no tombstone after a delete")

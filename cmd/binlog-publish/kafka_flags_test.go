@@ -43,7 +43,7 @@ func TestKafkaFlags(t *testing.T) {
 		{nats, []string{"--name", "x"}, "--name needs --kafka"},
 		{nats, []string{"--topic-prefix", "x"}, "--topic-prefix needs --kafka"},
 		{nats, []string{"--format", "debezium"}, "--format debezium needs --kafka"},
-		{[]string{"--dsn", "u:p@tcp(h:3306)/"}, nil, "--dsn and either --nats and --stream or --kafka are required"},
+		{[]string{"--dsn", "u:p@tcp(h:3306)/"}, nil, "missing required flags --nats and --stream (or --kafka in place of --nats and --stream)"},
 	} {
 		_, err := parseFlags(append(append([]string{}, c.base...), c.args...), &stderr)
 		require.Error(t, err, "%v", c.args)
