@@ -25,7 +25,7 @@ func TestHelpAndUsageErrors(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		{nil, "binlog-publish: missing required flags --dsn, --nats and --stream\n"},
+		{nil, "binlog-publish: missing required flags --dsn, --nats and --stream (or --kafka in place of --nats and --stream)\n"},
 		{[]string{"--nats", "nats://h:4222"}, "binlog-publish: missing required flags --dsn and --stream\n"},
 		{[]string{"--bogus"}, "binlog-publish: flag provided but not defined: -bogus\n"},
 	} {
