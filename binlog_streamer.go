@@ -507,7 +507,7 @@ func (s *BinlogStreamer) streamEvents(ctx context.Context, listeners []Listener,
 // beside.idleWake): nil without a snapshot, a stream that cannot be woken,
 // or inside a transaction.
 func (s *BinlogStreamer) idleWake(is idleStream, tr eventTracker, pumped bool) <-chan struct{} {
-	if s.snap == nil || is == nil || !tr.between() {
+	if s.snap == nil || is == nil || !tr.between() || snapAnywhere {
 		return nil
 	}
 	return s.snap.idleWake(pumped)

@@ -208,6 +208,9 @@ type snapDriver struct {
 	// quiet stream waits on it (idleWake) besides its next event.
 	wakeMu sync.Mutex
 	wake   chan struct{}
+	// placeTried: this dump asked the server where its binlog ends, to
+	// place a GTID-mode snapshot that has no point yet (placeAtEnd).
+	placeTried bool
 }
 
 var _ beside = (*snapDriver)(nil)
@@ -224,8 +227,14 @@ var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); retu
 // stream to reach its position). Chunks attach by the same rules either
 // way; this only spares the wait for the next event or heartbeat.
 func (d *snapDriver) idleWake(pumped bool) <-chan struct{} {
-	if d.state == nil || d.at.File == "" {
+	if d.state == nil {
 		return nil
+	}
+	if d.at.File == "" {
+		if d.placeTried || pumped {
+			return nil
+		}
+		return closedChan // placeAtEnd, once a dump
 	}
 	if len(d.results) > 0 || !pumped && d.due() {
 		return closedChan
@@ -293,7 +302,8 @@ func comparePos(a, b snapshot.Pos) int {
 var snapNoFold bool
 
 // snapAnywhere: the tests' negative control (SnapshotAttachAnywhere):
-// chunks attach inside source transactions too.
+// chunks attach after any event, inside source transactions too, and
+// only then (no attach while the dump is quiet).
 var snapAnywhere bool
 
 // snapReadAge, when set, sees each chunk read's transaction lifetime as
@@ -723,6 +733,10 @@ func (d *snapDriver) between(ctx context.Context, listeners []Listener) error {
 		}
 		d.restart(d.at)
 	}
+	if d.at.File == "" && !d.placeTried {
+		d.placeTried = true
+		d.placeAtEnd(ctx)
+	}
 	if d.at.File == "" || !d.due() {
 		return nil
 	}
@@ -1108,6 +1122,7 @@ func piece(ev *Event, re *replication.RowsEvent, k uint8, per, i, j int) Event {
 // at the dump's first delivered event.
 func (d *snapDriver) atDump(from ResumePosition) {
 	d.at = Position{}
+	d.placeTried = false
 	if from.IsGTID() {
 		return
 	}
@@ -1128,6 +1143,37 @@ func (d *snapDriver) atHeartbeat(be *replication.BinlogEvent) {
 	if hb, ok := be.Event.(*replication.HeartbeatEvent); ok && hb.Filename != "" && be.Header.LogPos != 0 {
 		d.restart(Position{File: hb.Filename, Offset: uint64(be.Header.LogPos)})
 	}
+}
+
+// placeAtEnd places a GTID-mode snapshot that has no point yet (a quiet
+// dump that delivered nothing) at the end of the server's binlog, when
+// the stream is provably there: the binlog position is read first, then
+// the executed set; if that set is still the stream's, nothing was
+// written after what the stream has, up to the position read before it
+// (a set only grows). Otherwise, or on any error, the first event or
+// heartbeat places it, as without this.
+func (d *snapDriver) placeAtEnd(ctx context.Context) {
+	r := d.host.ResumePosition()
+	p, ok := d.host.source().(Prober)
+	if !ok || !r.IsGTID() || r.GTID != "" {
+		return
+	}
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	before, err := p.Probe(pctx)
+	if err != nil || before.Binlog.IsZero() {
+		return
+	}
+	after, err := p.Probe(pctx)
+	if err != nil {
+		return
+	}
+	have, err1 := mysql.ParseGTIDSet(r.Flavor, r.Executed)
+	now, err2 := mysql.ParseGTIDSet(r.Flavor, after.Executed)
+	if err1 != nil || err2 != nil || !have.Equal(now) {
+		return
+	}
+	d.restart(before.Binlog)
 }
 
 // SnapshotPending reports whether r records a snapshot with tables still
