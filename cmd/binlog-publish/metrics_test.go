@@ -42,13 +42,13 @@ func TestPublishMetrics(t *testing.T) {
 	var prev metricstest.Scrape
 	require.Eventually(t, func() bool {
 		prev = metricstest.MustGet(t, url)
-		_, ok := prev.Value("binlogstream_position_offset")
+		_, _, ok := prev.Position()
 		return ok
 	}, 30*time.Second, 50*time.Millisecond, "the streamer runs")
 	rows, ok := prev.Value("binlogstream_rows_total")
 	require.True(t, ok)
 	require.Zero(t, rows)
-	firstFile, firstOffset := prev.Position()
+	firstFile, firstOffset, _ := prev.Position()
 
 	// 40 transactions of 25 inserted rows, every 4th also updating the
 	// previous one's 25: 1,250 row changes. The server kills the dump
@@ -86,8 +86,8 @@ func TestPublishMetrics(t *testing.T) {
 
 	rows, _ = prev.Value("binlogstream_rows_total")
 	assert.Equal(t, float64(want), rows)
-	file, offset := prev.Position()
-	assert.True(t, file > firstFile || file == firstFile && offset > firstOffset, "the position advanced: %s:%v to %s:%v", firstFile, firstOffset, file, offset)
+	file, offset, _ := prev.Position()
+	assert.True(t, file > firstFile || file == firstFile && offset > firstOffset, "the position advanced: %v:%v to %v:%v", firstFile, firstOffset, file, offset)
 	lag, _ := prev.Value("binlogstream_lag_seconds")
 	assert.Less(t, lag, 60.0)
 	events, _ := prev.Value("binlogstream_events_total")
@@ -102,13 +102,14 @@ func TestPublishMetrics(t *testing.T) {
 		return ok && b == 0
 	}, 20*time.Second, 100*time.Millisecond, "lag_bytes reaches 0")
 	last := metricstest.MustGet(t, url)
-	assert.Contains(t, last.Label("binlogstream_last_error_info", "message"), "reconnecting")
+	status := metricstest.MustStatus(t, url)
+	assert.Contains(t, status.LastError, "reconnecting")
 	errs, _ := last.Value("binlogstream_errors_total")
 	assert.GreaterOrEqual(t, errs, 1.0)
 	leases, ok := last.Value("binlogstream_lease_changes_total")
 	assert.True(t, ok && leases == 1, "the lease taken once: %v", leases)
-	t.Logf("%d scrapes; %v row changes; position %s:%v -> %s:%v; last error %q",
-		scrapes, rows, firstFile, firstOffset, file, offset, last.Label("binlogstream_last_error_info", "message"))
+	t.Logf("%d scrapes; %v row changes; position %v:%v -> %v:%v; last error %q",
+		scrapes, rows, firstFile, firstOffset, file, offset, status.LastError)
 }
 
 // killDump has the server kill its binlog dump threads.

@@ -51,7 +51,7 @@ func TestReplicateMetrics(t *testing.T) {
 		kick++
 		src.Exec(t, fmt.Sprintf("INSERT INTO d.other VALUES (%d)", -kick))
 		prev = metricstest.MustGet(t, url)
-		_, ok := prev.Value("binlogstream_position_gtid_info")
+		ok := metricstest.MustStatus(t, url).Executed != ""
 		read, _ := prev.Value("binlogstream_snapshot_rows_total")
 		left, _ := prev.Value("binlogstream_snapshot_tables")
 		return ok && read == 100 && left == 0
@@ -59,14 +59,13 @@ func TestReplicateMetrics(t *testing.T) {
 	rows, ok := prev.Value("binlogstream_rows_total")
 	require.True(t, ok)
 	require.Zero(t, rows)
-	firstSet := prev.Label("binlogstream_position_gtid_info", "executed")
+	firstSet := metricstest.MustStatus(t, url).Executed
 
 	// 30 transactions: 20 inserted rows, 10 updated, 5 deleted, and a row
 	// of a table not replicated (not counted): 35 row changes each.
 	const txns = 30
 	want := 0
-	var earlyFile string
-	var earlyOffset float64
+	var earlyFile, earlyOffset float64
 	for i := 1; i <= txns; i++ {
 		base := 1000 * i
 		src.Exec(t, "USE d", "BEGIN",
@@ -83,7 +82,7 @@ func TestReplicateMetrics(t *testing.T) {
 			metricstest.CheckStep(t, prev, cur)
 			prev = cur
 			if i == 5 {
-				earlyFile, earlyOffset = cur.Position()
+				earlyFile, earlyOffset, _ = cur.Position()
 			}
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -98,10 +97,12 @@ func TestReplicateMetrics(t *testing.T) {
 
 	rows, _ = prev.Value("binlogstream_rows_total")
 	assert.Equal(t, float64(want), rows)
-	file, offset := prev.Position()
-	assert.NotEmpty(t, earlyFile, "GTID mode: the position of the last event")
-	assert.True(t, file > earlyFile || file == earlyFile && offset > earlyOffset, "the position advanced: %s:%v to %s:%v", earlyFile, earlyOffset, file, offset)
-	assert.NotEqual(t, firstSet, prev.Label("binlogstream_position_gtid_info", "executed"), "the GTID set advanced")
+	file, offset, ok := prev.Position()
+	assert.True(t, ok, "GTID mode: the position of the last event")
+	assert.True(t, file > earlyFile || file == earlyFile && offset > earlyOffset, "the position advanced: %v:%v to %v:%v", earlyFile, earlyOffset, file, offset)
+	status := metricstest.MustStatus(t, url)
+	assert.NotEqual(t, firstSet, status.Executed, "the GTID set advanced")
+	assert.EqualValues(t, offset, status.Offset, "/status and /metrics agree")
 	lag, _ := prev.Value("binlogstream_lag_seconds")
 	assert.Less(t, lag, 60.0)
 	require.Eventually(t, func() bool {
@@ -110,9 +111,9 @@ func TestReplicateMetrics(t *testing.T) {
 		b, ok := s.Value("binlogstream_lag_bytes")
 		return n >= 1 && ok && b == 0
 	}, 20*time.Second, 100*time.Millisecond, "a reconnect; caught up, lag_bytes 0")
-	last := metricstest.MustGet(t, url)
-	assert.Contains(t, last.Label("binlogstream_last_error_info", "message"), "reconnecting")
-	t.Logf("%v row changes; GTID set %s -> %s at %s:%v", rows, firstSet, last.Label("binlogstream_position_gtid_info", "executed"), file, offset)
+	last := metricstest.MustStatus(t, url)
+	assert.Contains(t, last.LastError, "reconnecting")
+	t.Logf("%v row changes; GTID set %s -> %s at %v:%v", rows, firstSet, last.Executed, file, offset)
 }
 
 // killDump has the server kill its binlog dump threads.

@@ -2,16 +2,20 @@
 // Prometheus with --metrics ADDR: a collector that reads the streamer's
 // counters and position at each scrape, the row changes and errors the
 // command feeds it, and the HTTP server of /metrics on a registry of its
-// own. docs/metrics.md lists the metrics.
+// own, beside /status: what has no place in a metric (the GTID set, the
+// last error's text, the resume token) as JSON. docs/metrics.md lists
+// both.
 package metrics
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -45,7 +49,7 @@ type BinaryLogLister interface {
 	BinaryLogFiles(ctx context.Context) ([]binlogstream.BinaryLogFile, error)
 }
 
-// maxLabel bounds the last error's message label, in bytes.
+// maxLabel bounds the last error's message (/status), in bytes.
 const maxLabel = 1024
 
 // listTimeout bounds a scrape's SHOW BINARY LOGS.
@@ -66,22 +70,20 @@ var (
 		"Times this process took or lost the source's lease.", nil, nil)
 	descErrors = prometheus.NewDesc("binlogstream_errors_total",
 		"Errors logged: warnings with an error (lost connections, retried publishes) and errors.", nil, nil)
-	descLastError = prometheus.NewDesc("binlogstream_last_error_info",
-		"The last error logged, in the label message; absent before the first.", []string{"message"}, nil)
 	descLastErrorTime = prometheus.NewDesc("binlogstream_last_error_timestamp_seconds",
 		"Unix time of the last error logged; absent before the first.", nil, nil)
 	descLag = prometheus.NewDesc("binlogstream_lag_seconds",
 		"Now minus the timestamp of the last delivered event; 0 once the source sent a heartbeat (nothing more to send).", nil, nil)
 	descLagBytes = prometheus.NewDesc("binlogstream_lag_bytes",
 		"Binlog bytes the source holds after the position (SHOW BINARY LOGS at the scrape); absent when unknown.", nil, nil)
-	descPosition = prometheus.NewDesc("binlogstream_position_offset",
-		"Offset in the binlog file (label file) after the last acknowledged event, on the server it came from.", []string{"file"}, nil)
+	descPositionFile = prometheus.NewDesc("binlogstream_position_file_number",
+		"The number of the binlog file after the last acknowledged event (42 for mysql-bin.000042), on the server it came from.", nil, nil)
+	descPositionOffset = prometheus.NewDesc("binlogstream_position_offset_bytes",
+		"The byte offset in that file after the last acknowledged event.", nil, nil)
 	descSnapRows = prometheus.NewDesc("binlogstream_snapshot_rows_total",
 		"Rows the snapshot read and delivered (SnapshotRead events); not in rows_total.", nil, nil)
 	descSnapTables = prometheus.NewDesc("binlogstream_snapshot_tables",
 		"Tables the snapshot has still to read or is reading.", nil, nil)
-	descGTID = prometheus.NewDesc("binlogstream_position_gtid_info",
-		"GTID mode: the set of transactions delivered whole, in the label executed.", []string{"executed"}, nil)
 )
 
 // Metrics holds what a command feeds and reads the streamer at scrape
@@ -182,7 +184,7 @@ func (h hook) Fire(e *logrus.Entry) error {
 // Describe is prometheus.Collector's.
 func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRows, descEvents, descReconnects, descReconnectAttempts, descFailovers,
-		descLeaseChanges, descErrors, descLastError, descLastErrorTime, descLag, descLagBytes, descPosition, descGTID, descSnapRows, descSnapTables} {
+		descLeaseChanges, descErrors, descLastErrorTime, descLag, descLagBytes, descPositionFile, descPositionOffset, descSnapRows, descSnapTables} {
 		ch <- d
 	}
 }
@@ -218,7 +220,6 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	counter(descLeaseChanges, leases)
 	counter(descErrors, nerr)
 	if lastErr != "" {
-		gauge(descLastError, 1, lastErr)
 		gauge(descLastErrorTime, float64(lastAt.UnixNano())/1e9)
 	}
 	if s == nil {
@@ -230,17 +231,14 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 		counter(descSnapRows, ss.Rows)
 		gauge(descSnapTables, float64(ss.Tables))
 	}
-	if pos := st.Position; pos.IsGTID() {
-		gauge(descGTID, 1, pos.Executed)
-	}
-	at := st.At
-	if at.File == "" {
-		at = st.Position.Streamed // before the first event: the start's
-	}
+	at := position(st)
 	if at.File == "" {
 		return // a GTID-mode start before its first event
 	}
-	gauge(descPosition, float64(at.Offset), at.File)
+	if n, ok := FileNumber(at.File); ok {
+		gauge(descPositionFile, float64(n))
+	}
+	gauge(descPositionOffset, float64(at.Offset))
 	if l, ok := s.Source().(BinaryLogLister); ok {
 		ctx, cancel := context.WithTimeout(context.Background(), listTimeout)
 		files, err := l.BinaryLogFiles(ctx)
@@ -249,6 +247,67 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 			gauge(descLagBytes, float64(n))
 		}
 	}
+}
+
+// position is the binlog file and offset after the last delivered
+// event, or in file mode before the first one the start's.
+func position(st binlogstream.Stats) binlogstream.Position {
+	if st.At.File != "" {
+		return st.At
+	}
+	return st.Position.Streamed
+}
+
+// FileNumber is the sequence number a binlog file's name ends with (42
+// for mysql-bin.000042); ok is false for a name without one.
+func FileNumber(name string) (n uint64, ok bool) {
+	i := strings.LastIndexByte(name, '.')
+	if i < 0 || i == len(name)-1 {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(name[i+1:], 10, 64)
+	return n, err == nil
+}
+
+// Status is what /status serves: the position and the last error in
+// full, where a metric's label would make a new series for each value.
+type Status struct {
+	// File and Offset are the binlog position after the last delivered
+	// event (binlogstream_position_*); "" and 0 before there is one.
+	File   string `json:"file"`
+	Offset uint64 `json:"offset"`
+	// Executed is GTID mode's set of transactions delivered whole.
+	Executed string `json:"gtid_executed,omitempty"`
+	// Resume is the resume token of the last acknowledged event.
+	Resume string `json:"resume,omitempty"`
+	// LagSeconds is binlogstream_lag_seconds.
+	LagSeconds float64 `json:"lag_seconds"`
+	// Errors is binlogstream_errors_total; LastError and LastErrorAt the
+	// last of them, its message on one line cut at 1 KiB.
+	Errors      uint64    `json:"errors"`
+	LastError   string    `json:"last_error,omitempty"`
+	LastErrorAt time.Time `json:"last_error_at,omitzero"`
+}
+
+// Status reads the streamer and the errors fed, as /status serves them.
+func (m *Metrics) Status() Status {
+	m.mu.Lock()
+	s := m.streamer
+	st := Status{Errors: m.errors, LastError: m.lastErr, LastErrorAt: m.lastErrAt}
+	m.mu.Unlock()
+	if s == nil {
+		return st
+	}
+	stats := s.Stats()
+	at := position(stats)
+	st.File, st.Offset, st.LagSeconds = at.File, at.Offset, stats.Lag.Seconds()
+	if stats.Position.IsGTID() {
+		st.Executed = stats.Position.Executed
+	}
+	if !stats.Position.IsZero() {
+		st.Resume = stats.Position.String()
+	}
+	return st
 }
 
 // BytesBehind is how many bytes files (SHOW BINARY LOGS, oldest first)
@@ -286,6 +345,10 @@ func (m *Metrics) Serve(ctx context.Context, addr string) (net.Addr, error) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", m.Handler())
+	mux.HandleFunc("/status", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(m.Status())
+	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	context.AfterFunc(ctx, func() { _ = srv.Close() })

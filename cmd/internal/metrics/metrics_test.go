@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/sirupsen/logrus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -83,8 +84,8 @@ func TestMetricsBeforeTheStreamer(t *testing.T) {
 		assert.Zero(t, value(t, s, name), name)
 		assert.NotEmpty(t, s[name].GetHelp(), name)
 	}
-	for _, name := range []string{"binlogstream_lag_seconds", "binlogstream_lag_bytes", "binlogstream_position_offset",
-		"binlogstream_last_error_info", "binlogstream_position_gtid_info"} {
+	for _, name := range []string{"binlogstream_lag_seconds", "binlogstream_lag_bytes", "binlogstream_position_file_number",
+		"binlogstream_position_offset_bytes", "binlogstream_last_error_timestamp_seconds"} {
 		assert.NotContains(t, s, name)
 	}
 	assert.Contains(t, s, "go_goroutines", "the Go collector is registered")
@@ -118,10 +119,13 @@ func TestMetricsReadTheStreamerAndWhatIsFed(t *testing.T) {
 	assert.Equal(t, 1.0, value(t, s, "binlogstream_failovers_total"))
 	assert.Equal(t, 2.0, value(t, s, "binlogstream_lease_changes_total"))
 	assert.Equal(t, 1.5, value(t, s, "binlogstream_lag_seconds"))
-	assert.Equal(t, 400.0, value(t, s, "binlogstream_position_offset"))
-	assert.Equal(t, "b.000002", s.Label("binlogstream_position_offset", "file"))
+	assert.Equal(t, 400.0, value(t, s, "binlogstream_position_offset_bytes"))
+	assert.Equal(t, 2.0, value(t, s, "binlogstream_position_file_number"))
 	assert.Equal(t, 600.0+300, value(t, s, "binlogstream_lag_bytes"))
-	assert.NotContains(t, s, "binlogstream_position_gtid_info", "file mode")
+	st := m.Status()
+	assert.Equal(t, "b.000002", st.File)
+	assert.EqualValues(t, 400, st.Offset)
+	assert.Empty(t, st.Executed, "file mode")
 	assert.NotContains(t, s, "binlogstream_snapshot_rows_total", "a streamer without snapshots")
 
 	// The next scrape reads the streamer again: a new file replaces the
@@ -133,10 +137,18 @@ func TestMetricsReadTheStreamerAndWhatIsFed(t *testing.T) {
 	f.mu.Unlock()
 	leases = 3
 	s = scrape(t, m)
-	assert.Len(t, s["binlogstream_position_offset"].Metric, 1)
-	assert.Equal(t, "b.000003", s.Label("binlogstream_position_offset", "file"))
+	assert.Equal(t, 3.0, value(t, s, "binlogstream_position_file_number"))
+	assert.Equal(t, 300.0, value(t, s, "binlogstream_position_offset_bytes"))
 	assert.Equal(t, 0.0, value(t, s, "binlogstream_lag_bytes"))
-	assert.Equal(t, "0-1-77", s.Label("binlogstream_position_gtid_info", "executed"))
+	assert.Equal(t, "0-1-77", m.Status().Executed)
+	for name, f := range s {
+		if !strings.HasPrefix(name, "binlogstream_") {
+			continue // the Go runtime's and the process's
+		}
+		for _, sample := range f.Metric {
+			assert.Empty(t, sample.Label, "%s: no labels (one series each, whatever the position or the error)", name)
+		}
+	}
 	assert.Equal(t, 3.0, value(t, s, "binlogstream_lease_changes_total"))
 }
 
@@ -168,7 +180,7 @@ func TestLagBytesAbsentWhenUnknown(t *testing.T) {
 		m.SetStreamer(&fakeStreamer{src: src, st: binlogstream.Stats{Position: pos}})
 		s := scrape(t, m)
 		assert.NotContains(t, s, "binlogstream_lag_bytes", name)
-		assert.Equal(t, 4.0, value(t, s, "binlogstream_position_offset"), name)
+		assert.Equal(t, 4.0, value(t, s, "binlogstream_position_offset_bytes"), name)
 	}
 }
 
@@ -204,7 +216,7 @@ func TestLastErrorFromTheLog(t *testing.T) {
 	log.WithError(errors.New("connection reset by peer")).Warn("binlog connection lost; reconnecting")
 	s := scrape(t, m)
 	assert.Equal(t, 1.0, value(t, s, "binlogstream_errors_total"))
-	assert.Equal(t, "binlog connection lost; reconnecting: connection reset by peer", s.Label("binlogstream_last_error_info", "message"))
+	assert.Equal(t, "binlog connection lost; reconnecting: connection reset by peer", m.Status().LastError)
 	at := value(t, s, "binlogstream_last_error_timestamp_seconds")
 	assert.InDelta(t, float64(before.UnixNano())/1e9, at, 5)
 
@@ -212,7 +224,7 @@ func TestLastErrorFromTheLog(t *testing.T) {
 	m.Error(errors.New(strings.Repeat("é", 2000) + "\nsecond line"))
 	s = scrape(t, m)
 	assert.Equal(t, 3.0, value(t, s, "binlogstream_errors_total"))
-	msg := s.Label("binlogstream_last_error_info", "message")
+	msg := m.Status().LastError
 	assert.LessOrEqual(t, len(msg), 1024+3)
 	assert.True(t, strings.HasPrefix(msg, "éé") && strings.HasSuffix(msg, "é..."), "cut at a character: %q", msg[len(msg)-8:])
 	assert.GreaterOrEqual(t, value(t, s, "binlogstream_last_error_timestamp_seconds"), at)
@@ -245,4 +257,41 @@ func TestServe(t *testing.T) {
 		_, err := m.Serve(t.Context(), bad)
 		assert.Error(t, err, "%q", bad)
 	}
+}
+
+// TestExpositionPassesPromlint: the metrics follow Prometheus' naming
+// and help conventions as promtool check metrics checks them (its linter,
+// promlint, through client_golang's testutil), on a scrape with every
+// metric present.
+func TestExpositionPassesPromlint(t *testing.T) {
+	m := metrics.New()
+	files := []binlogstream.BinaryLogFile{{Name: "b.000001", Size: 5000}}
+	m.SetStreamer(&snapStreamer{fakeStreamer: fakeStreamer{src: lister{files: files}, st: binlogstream.Stats{
+		Position: binlogstream.ResumePosition{Streamed: binlogstream.Position{File: "b.000001", Offset: 400}}}}})
+	m.Error(errors.New("connection reset by peer"))
+	problems, err := testutil.CollectAndLint(m)
+	require.NoError(t, err)
+	assert.Empty(t, problems)
+}
+
+// TestStatusEndpoint: /status serves the position, the GTID set, the
+// token and the last error as JSON, beside /metrics.
+func TestStatusEndpoint(t *testing.T) {
+	m := metrics.New()
+	m.SetStreamer(&fakeStreamer{st: binlogstream.Stats{Lag: time.Second,
+		Position: binlogstream.ResumePosition{Flavor: "mariadb", Executed: "0-1-77"},
+		At:       binlogstream.Position{File: "b.000003", Offset: 300}}})
+	m.Error(errors.New("boom"))
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	addr, err := m.Serve(ctx, "127.0.0.1:0")
+	require.NoError(t, err)
+	st := metricstest.MustStatus(t, "http://"+addr.String()+"/metrics")
+	assert.Equal(t, "b.000003", st.File)
+	assert.EqualValues(t, 300, st.Offset)
+	assert.Equal(t, "0-1-77", st.Executed)
+	assert.Equal(t, "boom", st.LastError)
+	assert.EqualValues(t, 1, st.Errors)
+	assert.Equal(t, 1.0, st.LagSeconds)
+	assert.NotEmpty(t, st.Resume)
 }

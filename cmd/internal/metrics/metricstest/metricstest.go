@@ -6,15 +6,18 @@ package metricstest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"net/http"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/binlogstream/binlogstream/cmd/internal/metrics"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -132,11 +135,37 @@ func MustGet(t testing.TB, url string) Scrape {
 	return s
 }
 
-// Position is binlogstream_position_offset's file and offset; "" when
-// absent.
-func (s Scrape) Position() (file string, offset float64) {
-	v, _ := s.Value("binlogstream_position_offset")
-	return s.Label("binlogstream_position_offset", "file"), v
+// Position is binlogstream_position_file_number and
+// binlogstream_position_offset_bytes; ok is false when they are absent.
+func (s Scrape) Position() (file, offset float64, ok bool) {
+	file, ok = s.Value("binlogstream_position_file_number")
+	offset, _ = s.Value("binlogstream_position_offset_bytes")
+	return file, offset, ok
+}
+
+// MustStatus reads the /status beside the /metrics at metricsURL,
+// failing t on an error.
+func MustStatus(t testing.TB, metricsURL string) metrics.Status {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(metricsURL, "/metrics")+"/status", nil)
+	if err != nil {
+		t.Fatalf("status: %v", err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("status: %v", err)
+	}
+	defer resp.Body.Close()
+	var st metrics.Status
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/json" {
+		t.Fatalf("status: %s, %s", resp.Status, resp.Header.Get("Content-Type"))
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		t.Fatalf("status: %v", err)
+	}
+	return st
 }
 
 // CheckStep checks what must hold from one scrape of a running stream
@@ -151,10 +180,10 @@ func CheckStep(t testing.TB, prev, cur Scrape) {
 			t.Errorf("%s went from %v to %v (present: %v)", name, p, c, ok)
 		}
 	}
-	pf, po := prev.Position()
-	cf, co := cur.Position()
+	pf, po, _ := prev.Position()
+	cf, co, _ := cur.Position()
 	if cf < pf || cf == pf && co < po {
-		t.Errorf("the position went back from %s:%v to %s:%v", pf, po, cf, co)
+		t.Errorf("the position went back from %v:%v to %v:%v", pf, po, cf, co)
 	}
 	for _, name := range []string{"binlogstream_lag_seconds", "binlogstream_lag_bytes"} {
 		if v, ok := cur.Value(name); ok && (v < 0 || math.IsInf(v, 0) || math.IsNaN(v)) {
