@@ -18,6 +18,7 @@ import (
 	"github.com/synadia-io/orbit.go/jetstreamext"
 
 	"github.com/binlogstream/binlogstream"
+	"github.com/binlogstream/binlogstream/debezium"
 	"github.com/binlogstream/binlogstream/tailline"
 )
 
@@ -55,6 +56,11 @@ type Config struct {
 	// back from it one unit at a time as it is published.
 	SpoolBytes int64
 	SpoolDir   string
+	// Format is what the messages hold; FormatLines when empty. Debezium
+	// are the encoder's options for FormatDebezium (its TopicPrefix is
+	// Prefix). A stream is continued only in the format it was written in.
+	Format   Format
+	Debezium debezium.Options
 }
 
 // ErrFenced is the error of a publish refused because the stream does
@@ -79,6 +85,8 @@ type Publisher struct {
 	lastTok []byte // the token right before the pending transaction
 
 	enc     tailline.Formatter
+	recs    *Records // FormatDebezium's, else nil
+	rbuf    []Record
 	pending *spool // the open transaction's lines
 	buf     []byte
 
@@ -117,7 +125,18 @@ func Open(ctx context.Context, cfg Config) (*Publisher, error) {
 		l.SetOutput(discard{})
 		cfg.Logger = l
 	}
+	if cfg.Format == "" {
+		cfg.Format = FormatLines
+	}
 	p := &Publisher{cfg: cfg, js: cfg.JetStream, filter: cfg.Prefix + ".>", instance: nuid.Next(), pending: newSpool(cfg.SpoolDir, cfg.SpoolBytes)}
+	if cfg.Format != FormatLines {
+		cfg.Debezium.TopicPrefix = cfg.Prefix
+		recs, err := NewRecords(cfg.Format, cfg.Debezium, cfg.Tables)
+		if err != nil {
+			return nil, err
+		}
+		p.recs = recs
+	}
 	p.cond = sync.NewCond(&p.mu)
 	if err := p.retry(ctx, p.openStream); err != nil {
 		return nil, err
@@ -256,6 +275,13 @@ func (p *Publisher) readLast(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("stream %s: its last message under %s (sequence %d): %w", p.cfg.Stream, p.filter, m.Sequence, err)
 	}
+	if pt.Format != p.cfg.Format {
+		return fmt.Errorf("stream %s holds --format %s messages under %s: run with --format %s to continue it, or use another --stream or --subject-prefix",
+			p.cfg.Stream, pt.Format, p.filter, pt.Format)
+	}
+	if pt.SnapshotBegun {
+		p.recs.RestoreSnapshotBegun()
+	}
 	p.resumed, p.point, p.lastSeq, p.lastTok = true, pt, m.Sequence, pt.Token
 	return nil
 }
@@ -290,6 +316,9 @@ func (p *Publisher) Batches() uint64 { return p.batches.Load() }
 // it while the stream goes on. An error of the sender's comes back from
 // the next call.
 func (p *Publisher) OnEvent(ctx context.Context, ev binlogstream.Event) error {
+	if p.recs != nil {
+		return p.onRecords(ctx, &ev)
+	}
 	switch e := ev.Event.(type) {
 	case *binlogstream.Progress:
 		if e.Idle {
@@ -338,6 +367,66 @@ func (p *Publisher) OnEvent(ctx context.Context, ev binlogstream.Event) error {
 			return err
 		}
 		return p.addEvent(&ev, partial, Subject(p.cfg.Prefix, string(e.Table.Schema), string(e.Table.Table)))
+	}
+	return nil
+}
+
+// onRecords is OnEvent for FormatDebezium: every event goes through the
+// encoder (GTID, BEGIN and XID events move its transaction state), and
+// its records are queued on the subjects of lines: PREFIX.DB.TABLE for a
+// row's, PREFIX.DB._ for a schema change's. Transactions end where the
+// lines' do.
+func (p *Publisher) onRecords(ctx context.Context, ev *binlogstream.Event) error {
+	ends := false // ev's records are a unit of their own
+	switch e := ev.Event.(type) {
+	case *binlogstream.Progress:
+		if e.Idle {
+			return nil
+		}
+		if err := p.endTxn(ctx); err != nil {
+			return err
+		}
+		tok, _ := ev.Resume.AppendText(nil)
+		m := message{subject: StatementSubject(p.cfg.Prefix, ""), token: tok, dbz: true, progress: true}
+		if err := p.pending.add(m); err != nil {
+			return err
+		}
+		return p.endTxn(ctx)
+	case *replication.XIDEvent, *replication.GTIDEvent, *replication.MariadbGTIDEvent:
+		if err := p.endTxn(ctx); err != nil {
+			return err
+		}
+	case *replication.QueryEvent:
+		if err := p.endTxn(ctx); err != nil {
+			return err
+		}
+		ends = !tailline.IsTxnMarker(e.Query)
+	case *binlogstream.SnapshotRead:
+		// A unit of its own, as a line is (OnEvent).
+		if err := p.endTxn(ctx); err != nil {
+			return err
+		}
+		ends = true
+	}
+	recs, err := p.recs.Append(p.rbuf[:0], ev)
+	p.rbuf = recs
+	if err != nil {
+		return err
+	}
+	for i := range recs {
+		r := &recs[i]
+		subject := StatementSubject(p.cfg.Prefix, r.Schema)
+		if r.Table != "" {
+			subject = Subject(p.cfg.Prefix, r.Schema, r.Table)
+		}
+		m := message{subject: subject, data: r.Value, token: r.Token, dbz: true, snap: r.SnapshotBegun, key: r.Key, index: r.Index}
+		recs[i] = Record{}
+		if err := p.pending.add(m); err != nil {
+			return err
+		}
+	}
+	if ends {
+		return p.endTxn(ctx)
 	}
 	return nil
 }
@@ -465,7 +554,10 @@ func (p *Publisher) fits(u []*nats.Msg, err error) error {
 	if big == nil || err == nil && (limit <= 0 || int64(most) <= limit) {
 		return nil
 	}
-	tok, _ := tailline.Token(big.Data)
+	tok := []byte(big.Header.Get(ResumeHeader))
+	if len(tok) == 0 {
+		tok, _ = tailline.Token(big.Data)
+	}
 	return fmt.Errorf("stream %s: the line on %s of %d bytes (resume token %.40s...) is too large: %w (%d bytes): "+
 		"raise max_payload in the nats-server configuration (at most 64 MiB) and restart; the stream holds every line before it",
 		p.cfg.Stream, big.Subject, most, tok, ErrTooLarge, limit)

@@ -46,6 +46,13 @@ type Record struct {
 	Key, Value []byte
 	// Token is the resume token right after the record.
 	Token []byte
+	// Index is the record's place among the records of its row change,
+	// from 0: a Debezium primary-key change gives three (the delete, its
+	// tombstone, the create), which share Token.
+	Index int
+	// SnapshotBegun: a snapshot read was made into a record before or
+	// by this one, and the snapshot is in progress.
+	SnapshotBegun bool
 }
 
 // Records turns the events a stream delivers into the Records of a
@@ -61,6 +68,8 @@ type Records struct {
 	buf    []byte
 	// open: a source transaction began and has not ended.
 	open bool
+	// snapBegun: a snapshot read was made into a record.
+	snapBegun bool
 }
 
 // NewRecords returns the Records of format; opts are the Debezium
@@ -216,12 +225,32 @@ func (r *Records) appendDebezium(recs []Record, ev *binlogstream.Event) ([]Recor
 	if _, rows := ev.Event.(*replication.RowsEvent); !rows {
 		tok, _ = ev.Resume.AppendText(nil)
 	}
+	if _, read := ev.Event.(*binlogstream.SnapshotRead); read && len(drecs) > 0 {
+		r.snapBegun = true
+	}
+	snap := r.snapBegun && ev.Resume.SnapshotPending()
+	i := 0
 	for _, d := range drecs {
 		t := tok
 		if t == nil {
 			t, _ = ev.ResumeAfterRows(d.Row + 1).AppendText(nil)
 		}
-		recs = append(recs, Record{Schema: schema, Table: table, Topic: d.Topic, Key: d.Key, Value: d.Value, Token: t})
+		recs = append(recs, Record{Schema: schema, Table: table, Topic: d.Topic, Key: d.Key, Value: d.Value, Token: t, Index: i, SnapshotBegun: snap})
+		i++
+		if d.Last {
+			i = 0
+		}
 	}
 	return recs, nil
+}
+
+// RestoreSnapshotBegun tells the Debezium encoder that a snapshot read
+// was published before the stream resumed: the next is not "first".
+func (r *Records) RestoreSnapshotBegun() {
+	if r.dbz != nil {
+		st := r.dbz.State()
+		st.SnapshotBegun = true
+		r.dbz.SetState(st)
+		r.snapBegun = true
+	}
 }

@@ -61,7 +61,7 @@ func (s *spool) add(m message) error {
 		return s.write(m)
 	}
 	s.msgs = append(s.msgs, m)
-	s.size += int64(len(m.subject) + len(m.data))
+	s.size += int64(len(m.subject) + len(m.data) + len(m.key))
 	if s.size <= s.limit {
 		return nil
 	}
@@ -90,7 +90,8 @@ func (s *spool) spill() error {
 }
 
 // write appends m to the file: its subject, line and token, each after
-// its length as a uvarint.
+// its length as a uvarint, then its flags (flagsOf) and, for a record,
+// its index and key (after its length).
 func (s *spool) write(m message) error {
 	b := binary.AppendUvarint(s.rec[:0], uint64(len(m.subject)))
 	b = append(b, m.subject...)
@@ -98,6 +99,12 @@ func (s *spool) write(m message) error {
 	b = append(b, m.data...)
 	b = binary.AppendUvarint(b, uint64(len(m.token)))
 	b = append(b, m.token...)
+	b = binary.AppendUvarint(b, flagsOf(m))
+	if m.dbz {
+		b = binary.AppendUvarint(b, uint64(m.index))
+		b = binary.AppendUvarint(b, uint64(len(m.key)))
+		b = append(b, m.key...)
+	}
 	s.rec = b
 	if _, err := s.w.Write(b); err != nil {
 		return fmt.Errorf("spool file in %s: %w", s.dir, err)
@@ -231,10 +238,66 @@ func (r *spoolReader) read(dst []message, k int) ([]message, error) {
 				return dst, fmt.Errorf("spool file in %s: reading message %d of %d: %w", r.file.dir, r.done+1, r.file.n, err)
 			}
 		}
-		dst = append(dst, message{subject: string(f[0]), data: f[1], token: f[2]})
+		m := message{subject: string(f[0]), data: f[1], token: f[2]}
+		if err := r.record(&m); err != nil {
+			return dst, fmt.Errorf("spool file in %s: reading message %d of %d: %w", r.file.dir, r.done+1, r.file.n, err)
+		}
+		dst = append(dst, m)
 		r.done++
 	}
 	return dst, nil
+}
+
+// The bits of a spooled message's flags.
+const (
+	flagDebezium = 1 << iota
+	flagSnapshot
+	flagProgress
+	flagKey
+)
+
+func flagsOf(m message) uint64 {
+	var f uint64
+	if m.dbz {
+		f |= flagDebezium
+	}
+	if m.snap {
+		f |= flagSnapshot
+	}
+	if m.progress {
+		f |= flagProgress
+	}
+	if m.key != nil {
+		f |= flagKey
+	}
+	return f
+}
+
+// record reads the flags after m's token and, for a record, its index
+// and key.
+func (r *spoolReader) record(m *message) error {
+	f, err := binary.ReadUvarint(r.r)
+	if err != nil || f&flagDebezium == 0 {
+		return noEOF(err)
+	}
+	m.dbz, m.snap, m.progress = true, f&flagSnapshot != 0, f&flagProgress != 0
+	i, err := binary.ReadUvarint(r.r)
+	if err != nil {
+		return noEOF(err)
+	}
+	m.index = int(i)
+	key, err := r.field()
+	if f&flagKey != 0 {
+		m.key = key
+	}
+	return noEOF(err)
+}
+
+func noEOF(err error) error {
+	if errors.Is(err, io.EOF) {
+		return io.ErrUnexpectedEOF
+	}
+	return err
 }
 
 // field reads one field, after its length.

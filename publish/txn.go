@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strconv"
@@ -38,11 +39,47 @@ const PublisherHeader = "Binlog-Publisher"
 // MaxBatch is the most messages an atomic batch holds (the server's limit).
 const MaxBatch = 1000
 
-// message is one line on its way to the stream.
+// The headers of a FormatDebezium message, whose payload is the
+// record's value (empty for a tombstone).
+const (
+	// ResumeHeader is the resume token right after the record.
+	ResumeHeader = "Binlog-Resume"
+	// KeyHeader is the record's key, a JSON object; absent for a record
+	// without one (a table without a primary key).
+	KeyHeader = "Binlog-Key"
+	// SnapshotHeader is "begun" on the records published once a snapshot
+	// read was, while the snapshot is in progress: a publisher resuming
+	// there marks no further read "first".
+	SnapshotHeader = "Binlog-Snapshot"
+	// ProgressHeader is "true" on a progress message (--tables): no
+	// record, only the position past other tables' events, on the
+	// subject PREFIX._._.
+	ProgressHeader = "Binlog-Progress"
+)
+
+// message is one line or record on its way to the stream.
 type message struct {
 	subject string
-	data    []byte // the line, with its newline
-	token   []byte // the line's resume token, in data
+	data    []byte // the line, with its newline, or the record's value
+	token   []byte // the resume token after it, in data for a line
+	// A FormatDebezium record's: dbz marks one; key is its key (nil
+	// without); index its place among its row change's records (a
+	// primary-key change gives three, all with one token); snap that a
+	// snapshot read was published before it (SnapshotHeader); progress
+	// that it is a progress message.
+	dbz, snap, progress bool
+	key                 []byte
+	index               int
+}
+
+// msgID is m's Nats-Msg-Id: MsgID of its token, and for a record after
+// the first of its row change (which share the token) of the token and
+// its index.
+func (m *message) msgID() string {
+	if m.index == 0 {
+		return MsgID(m.token)
+	}
+	return MsgID(append(append(bytes.Clone(m.token), '#'), strconv.Itoa(m.index)...))
 }
 
 // units cuts a transaction into what is published at once: batches of up
@@ -72,7 +109,19 @@ type marker struct {
 func (mk marker) msg(m message, i int) *nats.Msg {
 	msg := nats.NewMsg(m.subject)
 	msg.Data = m.data
-	msg.Header.Set(jetstream.MsgIDHeader, MsgID(m.token))
+	msg.Header.Set(jetstream.MsgIDHeader, m.msgID())
+	if m.dbz {
+		msg.Header.Set(ResumeHeader, string(m.token))
+		if m.key != nil {
+			msg.Header.Set(KeyHeader, string(m.key))
+		}
+		if m.snap {
+			msg.Header.Set(SnapshotHeader, "begun")
+		}
+		if m.progress {
+			msg.Header.Set(ProgressHeader, "true")
+		}
+	}
 	if mk.id != "" {
 		msg.Header.Set(TxnHeader, mk.id)
 		msg.Header.Set(TxnIndexHeader, strconv.Itoa(i))
@@ -90,6 +139,10 @@ type resumePoint struct {
 	// Skip is how many messages of the first transaction from From the
 	// stream holds already.
 	Skip int
+	// Format is the stream's; SnapshotBegun that a Debezium snapshot
+	// read is stored (SnapshotHeader).
+	Format        Format
+	SnapshotBegun bool
 }
 
 // resumeAfter is where to continue a stream whose last message under
@@ -97,9 +150,24 @@ type resumePoint struct {
 // when it ends a unit inside a transaction, from before the transaction
 // with the stored messages skipped.
 func resumeAfter(data []byte, hdr nats.Header) (resumePoint, error) {
-	tok, ok := tailline.Token(data)
+	pt, err := resumeAt(data, hdr)
+	if err != nil {
+		return pt, err
+	}
+	pt.Format = FormatLines
+	if hdr.Get(ResumeHeader) != "" {
+		pt.Format, pt.SnapshotBegun = FormatDebezium, hdr.Get(SnapshotHeader) != ""
+	}
+	return pt, nil
+}
+
+func resumeAt(data []byte, hdr nats.Header) (resumePoint, error) {
+	tok, ok := []byte(hdr.Get(ResumeHeader)), true
+	if len(tok) == 0 {
+		tok, ok = tailline.Token(data)
+	}
 	if !ok {
-		return resumePoint{}, errors.New("its payload is not a binlog-tail line with a resume token")
+		return resumePoint{}, fmt.Errorf("its payload is not a binlog-tail line with a resume token, and it has no %s header", ResumeHeader)
 	}
 	if c := hdr.Get(TxnCountHeader); c != "" {
 		n, err1 := strconv.Atoi(c)

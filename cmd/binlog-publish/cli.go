@@ -249,7 +249,7 @@ func run(ctx context.Context, o options, stderr io.Writer) error {
 		o.Tables = tables.Patterns(o.Tables)
 	}
 	pub, err := publish.Open(ctx, publish.Config{JetStream: js, Stream: o.Stream, Prefix: o.Prefix, Tables: o.Tables, Logger: logger, Lease: lease,
-		SpoolDir: o.SpoolDir, SpoolBytes: int64(o.SpoolMiB) << 20})
+		SpoolDir: o.SpoolDir, SpoolBytes: int64(o.SpoolMiB) << 20, Format: publish.Format(o.Kafka.Format), Debezium: o.Kafka.debeziumOptions()})
 	if err != nil {
 		return err
 	}

@@ -74,6 +74,15 @@ func workload(t *testing.T, s *mariadb.Server, stop <-chan struct{}) (txns int) 
 // (txn = first, first+1, ...): a second workload on a table another one
 // wrote to.
 func workloadFrom(t *testing.T, s *mariadb.Server, first int, stop <-chan struct{}) (txns int) {
+	return runWorkload(t, s, first, false, stop)
+}
+
+// runWorkload is workloadFrom; with keys each transaction's INSERT comes
+// after a DELETE of the row k = 0 of the transaction two before it and a
+// change of the primary key of its row k = 1 (k becomes -2), so that
+// Debezium writes deletes, tombstones and key moves, and each
+// transaction still ends with the row k = n-1.
+func runWorkload(t *testing.T, s *mariadb.Server, first int, keys bool, stop <-chan struct{}) (txns int) {
 	sizes := []int{1, 1, 3, 10, 60, 200, 1200}
 	for i := first; ; i++ {
 		select {
@@ -83,6 +92,10 @@ func workloadFrom(t *testing.T, s *mariadb.Server, first int, stop <-chan struct
 		}
 		n := sizes[rand.IntN(len(sizes))]
 		sql := []string{"USE d", fmt.Sprintf("INSERT INTO w SELECT %d, seq, %d, REPEAT('x', 20) FROM seq_0_to_%d", i, n, n-1)}
+		if keys {
+			sql = []string{"USE d", "BEGIN", fmt.Sprintf("DELETE FROM w WHERE txn = %d AND k = 0", i-2),
+				fmt.Sprintf("UPDATE w SET k = -2 WHERE txn = %d AND k = 1", i-2), sql[1], "COMMIT"}
+		}
 		if i%4 == 0 {
 			sql = append(sql, fmt.Sprintf("UPDATE w SET pad = 'u' WHERE txn = %d", i-1))
 		}
@@ -200,11 +213,15 @@ func endsUnit(m *jetstream.RawStreamMsg) bool {
 		return (i+1)%publish.MaxBatch == 0 || i+1 == n
 	}
 	var line struct {
-		Type string
-		Row  struct{ K, N int }
+		Type  string
+		Row   struct{ K, N int }
+		After *struct{ K, N int } // a Debezium record's
 	}
 	if err := json.Unmarshal(m.Data, &line); err != nil {
 		return false
+	}
+	if m.Header.Get(publish.ResumeHeader) != "" {
+		return line.After != nil && line.After.K == line.After.N-1
 	}
 	return line.Type != "table" && line.Row.K == line.Row.N-1
 }
@@ -213,15 +230,24 @@ func endsUnit(m *jetstream.RawStreamMsg) bool {
 // stream while the publisher is SIGKILLed at random, the stream leader's
 // server and the MariaDB source are SIGKILLed and restarted; the stream then equals
 // binlog-tail's output line for line, and a consumer sampling it during
-// the kills never saw half a batch.
+// the kills never saw half a batch. With --format debezium the workload
+// also deletes rows and changes keys, and the stream's records equal
+// binlog-tail --format debezium's (dbzStreamDiff).
 func TestPublishExactThroughKills(t *testing.T) {
+	for _, format := range []string{"lines", "debezium"} {
+		t.Run(format, func(t *testing.T) { exactThroughKills(t, format) })
+	}
+}
+
+func exactThroughKills(t *testing.T, format string) {
 	s, c, js, start := setup(t)
-	args := []string{"--dsn", s.DSN(mariadb.ReplUser), "--nats", c.URLs(), "--stream", "K", "--start", start, "--quiet"}
+	args := []string{"--dsn", s.DSN(mariadb.ReplUser), "--nats", c.URLs(), "--stream", "K", "--start", start, "--quiet", "--format", format}
+	dbz := format == "debezium"
 
 	stop := make(chan struct{})
 	var txns int
 	var wwg sync.WaitGroup
-	wwg.Go(func() { txns = workload(t, s, stop) })
+	wwg.Go(func() { txns = runWorkload(t, s, 1, dbz, stop) })
 	samples, torn, swg := atomicity(t, js, "K", stop)
 
 	began := time.Now()
@@ -262,13 +288,21 @@ func TestPublishExactThroughKills(t *testing.T) {
 	finish(t, args)
 	took := time.Since(began)
 
-	want := reference(t, s, start)
-	got := natstest.Payloads(t, js, "K")
-	require.Empty(t, natstest.Diff(want, got))
+	var got [][]byte
+	if dbz {
+		want := tailOutput(t, "--dsn", s.DSN(mariadb.ReplUser), "--start", start, "--format", "debezium")
+		msgs := natstest.Messages(t, js, "K")
+		require.Empty(t, dbzStreamDiff(t, want, msgs))
+		got = make([][]byte, len(msgs))
+	} else {
+		want := reference(t, s, start)
+		got = natstest.Payloads(t, js, "K")
+		require.Empty(t, natstest.Diff(want, got))
+	}
 	assert.Zero(t, torn.Load(), "samples ending inside a batch")
 	assert.Positive(t, samples.Load())
-	t.Logf("%d transactions, %d messages equal to binlog-tail's lines; %d publisher SIGKILLs, %d stream-leader SIGKILLs, %d MariaDB SIGKILLs; "+
-		"%d samples of the stream's end, none inside a batch; %s", txns, len(got), pubKills, leaderKills, sourceKills, samples.Load(), took.Round(time.Millisecond))
+	t.Logf("--format %s: %d transactions, %d messages equal to binlog-tail's lines; %d publisher SIGKILLs, %d stream-leader SIGKILLs, %d MariaDB SIGKILLs; "+
+		"%d samples of the stream's end, none inside a batch; %s", format, txns, len(got), pubKills, leaderKills, sourceKills, samples.Load(), took.Round(time.Millisecond))
 }
 
 // TestNegativeControlUnfenced: the same harness finds the duplicates of

@@ -68,9 +68,6 @@ func (f *kafkaFlags) check(nats string, set map[string]bool) error {
 				return fmt.Errorf("--%s needs --kafka", name)
 			}
 		}
-		if format != publish.FormatLines {
-			return errors.New("--format debezium needs --kafka")
-		}
 		return nil
 	}
 	if nats != "" {

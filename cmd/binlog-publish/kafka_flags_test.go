@@ -26,6 +26,11 @@ func TestKafkaFlags(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "orders", o.sourceName())
 
+	// --format debezium on JetStream too; its topic prefix is --subject-prefix.
+	o, err = parseFlags([]string{"--dsn", "u:p@tcp(h:3306)/", "--nats", "nats://n:4222", "--stream", "S", "--format", "debezium", "--no-tombstones"}, &stderr)
+	require.NoError(t, err)
+	assert.Equal(t, "debezium", o.Kafka.Format)
+
 	kafka := []string{"--dsn", "u:p@tcp(h:3306)/", "--kafka", "k:9092"}
 	nats := []string{"--dsn", "u:p@tcp(h:3306)/", "--nats", "nats://n:4222", "--stream", "S"}
 	for _, c := range []struct {
@@ -42,7 +47,6 @@ func TestKafkaFlags(t *testing.T) {
 		{kafka, []string{"--topic-prefix", ""}, "must not be empty"},
 		{nats, []string{"--name", "x"}, "--name needs --kafka"},
 		{nats, []string{"--topic-prefix", "x"}, "--topic-prefix needs --kafka"},
-		{nats, []string{"--format", "debezium"}, "--format debezium needs --kafka"},
 		{[]string{"--dsn", "u:p@tcp(h:3306)/"}, nil, "missing required flags --nats and --stream (or --kafka in place of --nats and --stream)"},
 	} {
 		_, err := parseFlags(append(append([]string{}, c.base...), c.args...), &stderr)
