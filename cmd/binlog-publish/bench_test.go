@@ -40,6 +40,9 @@ import (
 //   - lag-R3: binlog-publish running while transactions of the same mix
 //     commit at a steady pace; the time from each commit returning to its
 //     last row reaching a consumer of the stream, p50 and p99.
+//   - kafka: kafka.Publisher into kfake in --format lines and debezium,
+//     each against a bare franz-go transactional produce loop of its
+//     records (benchKafka).
 func BenchmarkRealPublish(b *testing.B) {
 	mariadb.Require(b)
 	s := mariadb.Start(b, mariadb.Options{})
@@ -89,6 +92,7 @@ func BenchmarkRealPublish(b *testing.B) {
 		})
 	}
 	b.Run("lag-R3", func(b *testing.B) { benchLag(b, s, c, js, bin) })
+	b.Run("kafka", func(b *testing.B) { benchKafka(b, events, start, rows) })
 }
 
 // benchTxn is one source transaction of the benchmark's workload.

@@ -93,8 +93,9 @@ type Publisher struct {
 	from    binlogstream.ResumePosition
 
 	mu      sync.Mutex
-	topics  map[string]bool // created or found
-	inTxn   bool            // a Kafka transaction is open
+	topics  map[string]bool     // created or found
+	names   map[topicKey]string // the topics of the records seen
+	inTxn   bool                // a Kafka transaction is open
 	began   time.Time
 	n       int    // records in the open Kafka transaction
 	dirty   bool   // tok moved since the last commit
@@ -164,7 +165,7 @@ func Open(ctx context.Context, cfg Config) (*Publisher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--kafka: %w", err)
 	}
-	p := &Publisher{cfg: cfg, cl: cl, recs: recs, topics: map[string]bool{}}
+	p := &Publisher{cfg: cfg, cl: cl, recs: recs, topics: map[string]bool{}, names: map[topicKey]string{}}
 	if err := p.open(ctx); err != nil {
 		cl.Close()
 		return nil, err
@@ -456,14 +457,30 @@ func (p *Publisher) Close() {
 // topicOf is r's topic: the Debezium record's, else PREFIX.DB.TABLE for
 // a table's line and PREFIX for a statement.
 func (p *Publisher) topicOf(r *publish.Record) string {
-	if r.Topic != "" {
-		return TopicName(r.Topic)
+	k := topicKey{r.Topic, r.Schema, r.Table}
+	if t, ok := p.names[k]; ok {
+		return t
 	}
-	if r.Table == "" {
-		return TopicName(p.cfg.TopicPrefix)
+	name := r.Topic
+	if name == "" {
+		name = p.cfg.TopicPrefix
+		if r.Table != "" {
+			name = p.cfg.TopicPrefix + "." + r.Schema + "." + r.Table
+		}
 	}
-	return TopicName(p.cfg.TopicPrefix + "." + r.Schema + "." + r.Table)
+	t := TopicName(name)
+	if len(p.names) >= maxNames {
+		clear(p.names)
+	}
+	p.names[k] = t
+	return t
 }
+
+// topicKey is what names a record's topic.
+type topicKey struct{ topic, schema, table string }
+
+// maxNames bounds the topic names topicOf keeps.
+const maxNames = 4096
 
 // TopicName is name as a Kafka topic name: each byte a topic cannot hold
 // (any but ASCII letters, digits, '.', '_' and '-') replaced by '_', as
