@@ -3,6 +3,7 @@ package debezium
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -65,7 +66,16 @@ type Options struct {
 	NoTombstones bool
 	// Version is source.version. Default DefaultVersion.
 	Version string
+	// TransactionMetadata adds Debezium's transaction metadata events
+	// (provide.transaction.metadata) on the topic PREFIX.transaction: a
+	// BEGIN before a transaction's first change event, an END with its
+	// counts when it commits. Not with Schemas.
+	TransactionMetadata bool
 }
+
+// TransactionTopicSuffix follows the prefix in the topic of the
+// transaction metadata events (Debezium's topic.transaction).
+const TransactionTopicSuffix = "transaction"
 
 // validate fills the defaults and checks the modes.
 func (o *Options) validate() error {
@@ -88,6 +98,9 @@ func (o *Options) validate() error {
 	case BinaryBytes, BinaryBase64, BinaryBase64URLSafe, BinaryHex:
 	default:
 		return fmt.Errorf("debezium: binary handling %q: want bytes, base64, base64-url-safe or hex", o.BinaryHandling)
+	}
+	if o.TransactionMetadata && o.Schemas {
+		return errors.New("debezium: transaction metadata events are written without schemas only")
 	}
 	return nil
 }
@@ -201,6 +214,7 @@ func (e *Encoder) Append(recs []Record, ev *binlogstream.Event) ([]Record, error
 	case *replication.GTIDEvent, *replication.MariadbGTIDEvent:
 		e.begin(ev, -1)
 	case *replication.XIDEvent:
+		recs = e.appendTxnEnd(recs, ev)
 		e.state.Txn = Txn{}
 	case *replication.QueryEvent:
 		q := strings.TrimSpace(string(x.Query))
@@ -212,6 +226,7 @@ func (e *Encoder) Append(recs []Record, ev *binlogstream.Event) ([]Record, error
 				e.state.Txn.Thread = int64(x.SlaveProxyID)
 			}
 		case strings.EqualFold(q, "COMMIT"), strings.EqualFold(q, "ROLLBACK"):
+			recs = e.appendTxnEnd(recs, ev)
 			e.state.Txn = Txn{}
 		case ddl.IsDML(x.Query):
 			// A statement-logged row change: no row images to write.
@@ -374,6 +389,9 @@ func (e *Encoder) appendRead(recs []Record, ev *binlogstream.Event, r *binlogstr
 func (e *Encoder) change(recs []Record, te *tableEnc, ev *binlogstream.Event, i int, op string, before, after *rowImage,
 	src sourceInfo, last bool) ([]Record, error) {
 	tx := &e.state.Txn
+	if tx.Total == 0 && e.opts.TransactionMetadata {
+		recs = append(recs, e.txnEvent("BEGIN", tsMillis(ev), i))
+	}
 	tx.Total++
 	tx.Tables[te.db+"."+te.table]++
 	block := &txBlock{id: tx.ID, total: tx.Total, dc: tx.Tables[te.db+"."+te.table]}
@@ -383,6 +401,54 @@ func (e *Encoder) change(recs []Record, te *tableEnc, ev *binlogstream.Event, i 
 	}
 	value := e.envelope(te, op, before, after, src, block)
 	return append(recs, Record{Topic: te.topic, Key: e.key(te, img), Value: value, Row: i, Last: last}), nil
+}
+
+// appendTxnEnd appends the END event of the transaction that ev ends,
+// when it wrote change events and TransactionMetadata is set.
+func (e *Encoder) appendTxnEnd(recs []Record, ev *binlogstream.Event) []Record {
+	if !e.opts.TransactionMetadata || e.state.Txn.Total == 0 {
+		return recs
+	}
+	return append(recs, e.txnEvent("END", tsMillis(ev), -1))
+}
+
+// txnEvent is a transaction metadata event of the transaction in flight:
+// its key {"id"}, its value status, id, ts_ms and, for END, event_count
+// and data_collections (per table, by name). row is the Record's Row:
+// a BEGIN goes with its row change's records.
+func (e *Encoder) txnEvent(status string, ts int64, row int) Record {
+	tx := &e.state.Txn
+	key := appendString([]byte(`{"id":`), tx.ID)
+	key = append(key, '}')
+	v := append([]byte(`{"status":"`), status...)
+	v = append(v, `","id":`...)
+	v = appendString(v, tx.ID)
+	v = append(v, `,"ts_ms":`...)
+	v = strconv.AppendInt(v, ts, 10)
+	if status == "BEGIN" {
+		v = append(v, `,"event_count":null,"data_collections":null}`...)
+	} else {
+		v = append(v, `,"event_count":`...)
+		v = strconv.AppendInt(v, tx.Total, 10)
+		v = append(v, `,"data_collections":[`...)
+		names := make([]string, 0, len(tx.Tables))
+		for n := range tx.Tables {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for j, n := range names {
+			if j > 0 {
+				v = append(v, ',')
+			}
+			v = append(v, `{"data_collection":`...)
+			v = appendString(v, n)
+			v = append(v, `,"event_count":`...)
+			v = strconv.AppendInt(v, tx.Tables[n], 10)
+			v = append(v, '}')
+		}
+		v = append(v, "]}"...)
+	}
+	return Record{Topic: e.opts.TopicPrefix + "." + TransactionTopicSuffix, Key: key, Value: v, Row: row, Last: row < 0}
 }
 
 // rowImage is a row's fields, each already rendered as JSON.

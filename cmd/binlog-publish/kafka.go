@@ -30,6 +30,8 @@ type kafkaFlags struct {
 	DecimalHandling string
 	Schemas         bool
 	NoTombstones    bool
+	// TransactionTopic: Debezium's transaction metadata events too.
+	TransactionTopic bool
 }
 
 func (f *kafkaFlags) register(fs *flag.FlagSet) {
@@ -45,6 +47,8 @@ func (f *kafkaFlags) register(fs *flag.FlagSet) {
 		"precise, string or double")
 	fs.BoolVar(&f.Schemas, "schemas", false, "--format debezium: keys and values as {\"schema\",\"payload\"} (Kafka Connect's JsonConverter with schemas.enable=true)")
 	fs.BoolVar(&f.NoTombstones, "no-tombstones", false, "--format debezium: no tombstone after a delete")
+	fs.BoolVar(&f.TransactionTopic, "transaction-topic", false, "--kafka --format debezium: also write Debezium's transaction metadata events "+
+		"(BEGIN and END of each transaction with change events) to the topic PREFIX.transaction")
 }
 
 // check validates the flags against the transport.
@@ -53,8 +57,11 @@ func (f *kafkaFlags) check(nats string, set map[string]bool) error {
 	if err != nil {
 		return err
 	}
+	if f.TransactionTopic && f.Schemas {
+		return errors.New("--transaction-topic writes its events without schemas: leave out --schemas")
+	}
 	if format == publish.FormatLines {
-		for _, name := range []string{"decimal-handling", "schemas", "no-tombstones"} {
+		for _, name := range []string{"decimal-handling", "schemas", "no-tombstones", "transaction-topic"} {
 			if set[name] {
 				return fmt.Errorf("--%s needs --format debezium", name)
 			}
@@ -63,7 +70,7 @@ func (f *kafkaFlags) check(nats string, set map[string]bool) error {
 		return fmt.Errorf("--decimal-handling %q: want precise, string or double", f.DecimalHandling)
 	}
 	if f.Brokers == "" {
-		for _, name := range []string{"name", "topic-prefix", "offsets-topic", "schema-topic"} {
+		for _, name := range []string{"name", "topic-prefix", "offsets-topic", "schema-topic", "transaction-topic"} {
 			if set[name] {
 				return fmt.Errorf("--%s needs --kafka", name)
 			}
@@ -86,7 +93,7 @@ func (f *kafkaFlags) check(nats string, set map[string]bool) error {
 
 func (f *kafkaFlags) debeziumOptions() debezium.Options {
 	return debezium.Options{TopicPrefix: f.TopicPrefix, DecimalHandling: debezium.DecimalHandling(f.DecimalHandling),
-		Schemas: f.Schemas, NoTombstones: f.NoTombstones}
+		Schemas: f.Schemas, NoTombstones: f.NoTombstones, TransactionMetadata: f.TransactionTopic}
 }
 
 // sourceName is --name, else --dsn's HOST:PORT (its socket path).

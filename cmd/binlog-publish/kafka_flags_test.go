@@ -47,6 +47,9 @@ func TestKafkaFlags(t *testing.T) {
 		{kafka, []string{"--topic-prefix", ""}, "must not be empty"},
 		{nats, []string{"--name", "x"}, "--name needs --kafka"},
 		{nats, []string{"--topic-prefix", "x"}, "--topic-prefix needs --kafka"},
+		{nats, []string{"--format", "debezium", "--transaction-topic"}, "--transaction-topic needs --kafka"},
+		{kafka, []string{"--transaction-topic"}, "--transaction-topic needs --format debezium"},
+		{kafka, []string{"--format", "debezium", "--schemas", "--transaction-topic"}, "--transaction-topic writes its events without schemas: leave out --schemas"},
 		{[]string{"--dsn", "u:p@tcp(h:3306)/"}, nil, "missing required flags --nats and --stream (or --kafka in place of --nats and --stream)"},
 	} {
 		_, err := parseFlags(append(append([]string{}, c.base...), c.args...), &stderr)
