@@ -110,9 +110,17 @@ type BinlogStreamer struct {
 	// of the current file (its Format_description says).
 	checksumLen int
 
-	// snap is the snapshot taken while streaming (Config.Snapshot,
-	// SnapshotTable); its state advances on Run's goroutine.
-	snap *snapDriver
+	// snap is the snapshot running beside the stream (Config.Snapshot,
+	// SnapshotTable, a snapshot in the start token); nil when none runs.
+	// Run's goroutine only.
+	snap beside
+	// snapBox is what other goroutines share with the snapshot:
+	// SnapshotTable's tables and the counters.
+	snapBox snapBox
+	// point is where the current dump's next event starts (File "" in
+	// GTID mode before its first delivery): a snapshot SnapshotTable
+	// starts during a Run begins there. Run's goroutine only.
+	point Position
 }
 
 // NewBinlogStreamer validates cfg and returns a streamer ready to Run.
@@ -122,7 +130,7 @@ func NewBinlogStreamer(cfg Config) (*BinlogStreamer, error) {
 	}
 	return &BinlogStreamer{cfg: cfg, resume: cfg.Start, src: cfg.Source,
 		progress: progressClock{every: cfg.ProgressInterval, now: time.Now},
-		snap:     &snapDriver{opening: cfg.Snapshot != nil || cfg.Start.snap != ""}}, nil
+		snapBox:  snapBox{opening: cfg.Snapshot != nil || cfg.Start.snap != ""}}, nil
 }
 
 // AddListener registers a listener. Listeners run in the order added,
@@ -216,12 +224,14 @@ func (s *BinlogStreamer) Run(ctx context.Context) error {
 		err = s.schema.open(runCtx, &s.cfg, s.source(), s.ResumePosition())
 	}
 	if err == nil {
-		err = s.openSnapshot(runCtx, s.ResumePosition())
+		err = s.openSnapshot(runCtx, s.ResumePosition(), Position{})
 	}
 	if err == nil {
 		err = s.run(runCtx, listeners)
 	}
-	s.snap.stop()
+	if s.snap != nil {
+		s.snap.stop()
+	}
 	cancel()
 	lcancel()
 
@@ -302,8 +312,10 @@ func (s *BinlogStreamer) run(ctx context.Context, listeners []Listener) error {
 				s.src = src
 				s.mu.Unlock()
 				s.failovers.Add(1)
-				if err := s.moveSnapshot(ctx); err != nil {
-					return err
+				if s.snap != nil {
+					if err := s.snap.moved(ctx); err != nil {
+						return err
+					}
 				}
 				failures = 0
 				continue
@@ -373,7 +385,13 @@ func (s *BinlogStreamer) streamOnce(ctx context.Context, listeners []Listener, d
 		return err
 	}
 	defer s.detachStream(st)
-	s.snapshotAtDump(from)
+	s.point = Position{}
+	if !from.IsGTID() {
+		s.point = from.Streamed // every event after it is delivered
+	}
+	if s.snap != nil {
+		s.snap.atDump(from)
+	}
 	dropped := &s.droppedAtStart
 	if *dumped {
 		s.reconnects.Add(1)
@@ -495,7 +513,7 @@ func (s *BinlogStreamer) streamEvent(ctx context.Context, listeners []Listener, 
 		return false, err
 	}
 	if d.between { // chunks go between source transactions, never inside one
-		if err := s.pumpSnapshot(ctx, listeners); err != nil {
+		if err := s.betweenTxns(ctx, listeners); err != nil {
 			return false, err
 		}
 	}
@@ -512,9 +530,11 @@ func (s *BinlogStreamer) ignoreEvent(ctx context.Context, listeners []Listener, 
 	s.mu.Lock()
 	s.lastTS = 0
 	s.mu.Unlock()
-	s.snapshotAtHeartbeat(be)
+	if s.snap != nil {
+		s.snap.atHeartbeat(be)
+	}
 	if d.between {
-		if err := s.pumpSnapshot(ctx, listeners); err != nil {
+		if err := s.betweenTxns(ctx, listeners); err != nil {
 			return false, err
 		}
 	}
@@ -621,11 +641,9 @@ func (s *BinlogStreamer) handle(ctx context.Context, listeners []Listener, be *r
 			return s.maybeProgress(ctx, listeners, true)
 		}
 	}
-	s.stampSnapshot(&d.before)
-	if q, ok := be.Event.(*replication.QueryEvent); ok && s.snap.state != nil && ddl.IsDDL(q.Query) {
-		s.snap.endDropped(q)
+	if err := ctx.Err(); err != nil {
+		return err
 	}
-	s.stampSnapshot(&d.after)
 	ev := Event{BinlogEvent: be, Start: d.start, End: d.end, GTID: d.gtid, Resume: d.after, before: d.before, Table: table}
 	if arena != nil {
 		ev.arena, ev.arenaGen = arena, arena.Gen()
@@ -639,26 +657,39 @@ func (s *BinlogStreamer) handle(ctx context.Context, listeners []Listener, be *r
 		re.Rows = re.Rows[k:]
 		ev.SkippedRows = int(d.skipRows)
 	}
-	if err := ctx.Err(); err != nil {
+	if s.snap != nil {
+		return s.deliverBeside(ctx, listeners, be, d, ev)
+	}
+	if err := s.emit(ctx, listeners, ev, d.end); err != nil {
 		return err
 	}
-	if s.snap.state != nil {
-		if s.snap.at.File == "" {
-			s.snap.restart(d.start) // the first event this dump delivers
-		}
-		delivered, err := s.deliverSnapshotRows(ctx, listeners, &ev)
-		if err != nil || delivered {
-			return err
-		}
+	s.afterDelivery(be, d)
+	return nil
+}
+
+// deliverBeside delivers an event while a snapshot runs: the snapshot
+// sees it before (and may deliver it itself) and, for a DDL statement,
+// after. ev is a copy: handle's own does not escape to the heap.
+func (s *BinlogStreamer) deliverBeside(ctx context.Context, listeners []Listener, be *replication.BinlogEvent, d *decision, ev Event) error {
+	if handled, err := s.snap.beforeDelivery(ctx, listeners, &ev, d); err != nil || handled {
+		return err
 	}
-	for _, l := range listeners {
-		if err := l(s.lctx, ev); err != nil {
-			return &ListenerError{Position: d.end, Err: err}
-		}
+	if err := s.emit(ctx, listeners, ev, d.end); err != nil {
+		return err
 	}
 	s.afterDelivery(be, d)
-	if q, ok := be.Event.(*replication.QueryEvent); ok && s.snap.state != nil && ddl.IsDDL(q.Query) {
-		return s.snapshotAfterDDL(ctx)
+	if q, ok := be.Event.(*replication.QueryEvent); ok && ddl.IsDDL(q.Query) {
+		return s.snap.afterDDL(ctx)
+	}
+	return nil
+}
+
+// emit hands ev to every listener; a failure is a *ListenerError at pos.
+func (s *BinlogStreamer) emit(_ context.Context, listeners []Listener, ev Event, pos Position) error {
+	for _, l := range listeners {
+		if err := l(s.lctx, ev); err != nil {
+			return &ListenerError{Position: pos, Err: err}
+		}
 	}
 	return nil
 }
@@ -666,7 +697,7 @@ func (s *BinlogStreamer) handle(ctx context.Context, listeners []Listener, be *r
 // afterDelivery records that the listeners acknowledged the event d is
 // the decision for.
 func (s *BinlogStreamer) afterDelivery(be *replication.BinlogEvent, d *decision) {
-	s.snap.at = d.end
+	s.point = d.end
 	// One lock for these: atomics each would cost more per event.
 	if s.progress.every > 0 { // no copy of the position per event otherwise
 		s.progress.delivered(d.after)
@@ -799,7 +830,7 @@ func (s *BinlogStreamer) reachedStop() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := s.resume
-	if !s.snap.complete() {
+	if !s.snapBox.complete() {
 		return false
 	}
 	switch {
@@ -822,6 +853,69 @@ func (s *BinlogStreamer) reachedStop() bool {
 	return false
 }
 
+// beside is a snapshot running beside the stream (snapshot_stream.go).
+// The streamer holds one only while a snapshot runs, calls it at the
+// moments below on Run's goroutine, and never sees a chunk.
+type beside interface {
+	// beforeDelivery is called before ev is delivered as d says. It puts
+	// the snapshot's state into d's and ev's resume positions, and holds
+	// back or folds ev's row changes of tables still to read: handled
+	// says it delivered what is left of ev itself (and recorded it).
+	beforeDelivery(ctx context.Context, listeners []Listener, ev *Event, d *decision) (handled bool, err error)
+	// afterDDL is called after a DDL statement was delivered: the tables'
+	// definitions are read again.
+	afterDDL(ctx context.Context) error
+	// between is called between source transactions, never inside one:
+	// the chunks the stream has reached attach, their rows delivered.
+	between(ctx context.Context, listeners []Listener) error
+	// atDump places the snapshot at a new dump's start, from.
+	atDump(from ResumePosition)
+	// atHeartbeat places it at a heartbeat of an idle stream.
+	atHeartbeat(be *replication.BinlogEvent)
+	// moved reopens it on the streamer's source after a failover.
+	moved(ctx context.Context) error
+	// stamp puts the snapshot's state into a position the streamer
+	// hands out.
+	stamp(r *ResumePosition)
+	// stop ends its reads, at the end of a Run.
+	stop()
+}
+
+// betweenTxns lets the snapshot attach chunks between source
+// transactions, first opening one that SnapshotTable asked for during a
+// Run without a snapshot.
+func (s *BinlogStreamer) betweenTxns(ctx context.Context, listeners []Listener) error {
+	if s.snap == nil {
+		if !s.snapBox.hasAdded.Load() || s.point.File == "" { // on every event: no lock
+			return nil
+		}
+		if err := s.openSnapshot(ctx, s.ResumePosition(), s.point); err != nil {
+			return err
+		}
+	}
+	return s.snap.between(ctx, listeners)
+}
+
+// openSnapshot starts the snapshot of a Run that starts at from, or of
+// one SnapshotTable asked for at the stream's point at: none when no
+// snapshot is configured, in from's token or asked for.
+func (s *BinlogStreamer) openSnapshot(ctx context.Context, from ResumePosition, at Position) error {
+	if s.snap != nil {
+		s.snap.stop()
+		s.snap = nil
+	}
+	if s.cfg.Snapshot == nil && from.snap == "" && !s.snapBox.hasAdded.Load() {
+		s.snapBox.setOpening(false)
+		return nil
+	}
+	snap, err := openSnapDriver(ctx, s, s.cfg.Snapshot, s.cfg.Logger, &s.snapBox, from, at)
+	if err != nil {
+		return err
+	}
+	s.snap = snap
+	return nil
+}
+
 // eventTracker is the pure core for one dump: file mode (tracker) or GTID
 // mode (gtidTracker).
 type eventTracker interface {
@@ -842,7 +936,9 @@ func (s *BinlogStreamer) source() Source {
 }
 
 func (s *BinlogStreamer) setResume(r ResumePosition) {
-	s.stampSnapshot(&r)
+	if s.snap != nil {
+		s.snap.stamp(&r)
+	}
 	s.mu.Lock()
 	s.resume = r
 	s.mu.Unlock()
@@ -867,4 +963,11 @@ func (s *BinlogStreamer) classify(from ResumePosition, err error) error {
 		return newDecodeError(from, err)
 	}
 	return err
+}
+
+// countProgress counts a delivery at r towards the next Progress event.
+func (s *BinlogStreamer) countProgress(r ResumePosition) {
+	if s.progress.every > 0 {
+		s.progress.delivered(r)
+	}
 }

@@ -246,6 +246,10 @@ func WithSnapshotSample(r ResumePosition) ResumePosition {
 	return r
 }
 
+// SnapshotRunning reports whether s holds a snapshot component. Call it
+// on Run's goroutine (from a listener).
+func SnapshotRunning(s *BinlogStreamer) bool { return s.snap != nil }
+
 // SnapshotNoFold makes chunks be taken as read at the stream's point,
 // with no held-back change folded in: the negative control of the
 // snapshot tests.

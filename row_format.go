@@ -41,7 +41,7 @@ type BinlogSettingsReader interface {
 // row: Config.RequireFullRowImage, or a snapshot, whose reads and the
 // changes folded into them must be whole rows.
 func (s *BinlogStreamer) needsFullRowImage() bool {
-	return s.cfg.RequireFullRowImage || s.cfg.Snapshot != nil || (s.snap != nil && s.snap.state != nil)
+	return s.cfg.RequireFullRowImage || s.cfg.Snapshot != nil || s.snap != nil
 }
 
 // checkBinlogSettings refuses src's server when its binlog would not

@@ -117,9 +117,57 @@ type SnapshotStats struct {
 	Held int
 }
 
-// snapDriver runs a snapshot beside the stream. Its state is advanced on
-// Run's goroutine, between events; reads run on reader goroutines.
+// snapHost is what a snapshot needs of the streamer it runs beside
+// (BinlogStreamer): its positions, its source and its listeners.
+type snapHost interface {
+	ResumePosition() ResumePosition
+	source() Source
+	// setResume moves the resume position to r (stamped with the
+	// snapshot's state).
+	setResume(r ResumePosition)
+	// emit hands ev to the listeners; a failure is a *ListenerError at pos.
+	emit(ctx context.Context, listeners []Listener, ev Event, pos Position) error
+	// afterDelivery records a binlog event as delivered, as d says.
+	afterDelivery(be *replication.BinlogEvent, d *decision)
+	// countProgress counts a delivery at r towards the next Progress event.
+	countProgress(r ResumePosition)
+}
+
+// snapBox is what other goroutines share with a streamer's snapshot:
+// the tables SnapshotTable asked for, the counters, and whether a
+// snapshot is still to open.
+type snapBox struct {
+	hasAdded atomic.Bool // added is not empty
+
+	mu    sync.Mutex
+	added []string // SnapshotTable calls waiting for the Run goroutine
+	stats SnapshotStats
+	// opening: a snapshot is configured or in the token, and what is left
+	// to read is not known before Run opens it.
+	opening bool
+}
+
+func (b *snapBox) setOpening(on bool) {
+	b.mu.Lock()
+	b.opening = on
+	b.mu.Unlock()
+}
+
+// complete reports whether every table was read (true without a
+// snapshot). Any goroutine may call it.
+func (b *snapBox) complete() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.added) == 0 && b.stats.Tables == 0 && !b.opening
+}
+
+// snapDriver is the snapshot component: it runs a snapshot beside the
+// stream (beside). Its state is advanced on Run's goroutine, between
+// events; reads run on reader goroutines.
 type snapDriver struct {
+	host  snapHost
+	box   *snapBox
+	conf  *SnapshotConfig // Config.Snapshot, nil when only SnapshotTable or the token asks
 	cfg   SnapshotConfig
 	src   snapshotSource
 	state *snapshot.State
@@ -154,22 +202,16 @@ type snapDriver struct {
 	paused map[string]bool
 	// reloads counts the reloads in a row after reads that failed for a
 	// change of their table's definition (readSchemaError).
-	reloads  int
-	hasAdded atomic.Bool // added is not empty
-
-	mu    sync.Mutex
-	added []string // SnapshotTable calls waiting for the Run goroutine
-	stats SnapshotStats
-	// opening: a snapshot is configured or in the token, and what is left
-	// to read is not known before Run opens it.
-	opening bool
+	reloads int
 }
+
+var _ beside = (*snapDriver)(nil)
 
 // due reports whether a pump has something to do at the stream's point:
 // a read came back, a waiting chunk's position is reached, or a table may
 // start. It is called after every event, so it allocates nothing.
 func (d *snapDriver) due() bool {
-	if d.needWork || len(d.results) > 0 || d.hasAdded.Load() {
+	if d.needWork || len(d.results) > 0 || d.box.hasAdded.Load() {
 		return true
 	}
 	for _, r := range d.next {
@@ -213,62 +255,68 @@ var snapReadAge func(time.Duration)
 
 var snapStateCfg = snapshot.Config{Compare: snapshot.CompareValues, ComparePos: comparePos}
 
-// openSnapshot makes the driver for a Run from the resume token's state
-// (or a fresh one), and starts its readers.
-func (s *BinlogStreamer) openSnapshot(ctx context.Context, from ResumePosition) error {
-	d := s.snap
+// openSnapDriver makes the snapshot component for h from the resume
+// token's state in from (or a fresh one) and starts its readers; at, when
+// known, is the stream's point.
+func openSnapDriver(ctx context.Context, h snapHost, conf *SnapshotConfig, log logrus.FieldLogger, box *snapBox,
+	from ResumePosition, at Position) (*snapDriver, error) {
+	d := &snapDriver{host: h, box: box, conf: conf, log: log}
+	if err := d.reopen(ctx, from); err != nil {
+		return nil, err
+	}
+	if at.File != "" {
+		d.restart(at)
+	}
+	return d, nil
+}
+
+// reopen stops the readers, restores the state from the resume token's
+// in from, reads the tables' definitions on the host's source and starts
+// the readers.
+func (d *snapDriver) reopen(ctx context.Context, from ResumePosition) error {
 	d.stop()
 	d.state = nil
-	d.mu.Lock()
-	added := len(d.added) > 0
-	d.mu.Unlock()
-	if s.cfg.Snapshot == nil && from.snap == "" && !added {
-		d.mu.Lock()
-		d.opening = false
-		d.mu.Unlock()
-		return nil
-	}
-	src, ok := s.source().(snapshotSource)
+	src, ok := d.host.source().(snapshotSource)
 	if !ok {
-		return configError("Snapshot: the source (%T) cannot read tables", s.source())
+		return configError("Snapshot: the source (%T) cannot read tables", d.host.source())
 	}
 	d.cfg = SnapshotConfig{}
-	if s.cfg.Snapshot != nil {
-		d.cfg = *s.cfg.Snapshot
+	if d.conf != nil {
+		d.cfg = *d.conf
 	}
 	if err := d.cfg.validate(); err != nil {
 		return err
 	}
-	d.src, d.meta, d.pattern, d.log = src, map[string]*snapTable{}, nil, s.cfg.Logger
+	d.src, d.meta, d.pattern = src, map[string]*snapTable{}, nil
 	d.paused = map[string]bool{}
 	d.next, d.ahead, d.inflight, d.epoch = map[string]*chunkResult{}, map[string][]*chunkResult{}, map[string]int{}, map[string]uint64{}
 	return d.open(ctx, from)
 }
 
-// moveSnapshot reopens a snapshot in progress on the stream's source after
-// a failover moved it: the readers' connections and the tables' metadata
+// moved reopens a snapshot in progress on the stream's source after a
+// failover moved it: the readers' connections and the tables' metadata
 // belong to the old server. The state is restored from the resume
 // position, as a resumed Run's would be, since the next dump starts there.
-func (s *BinlogStreamer) moveSnapshot(ctx context.Context) error {
-	if s.snap.state == nil {
+func (d *snapDriver) moved(ctx context.Context) error {
+	if d.state == nil {
 		return nil
 	}
-	return s.openSnapshot(ctx, s.ResumePosition())
+	return d.reopen(ctx, d.host.ResumePosition())
 }
 
-// snapshotAfterDDL reopens a snapshot in progress after a DDL statement
-// was delivered: the tables' columns and keys it reads by are reloaded
-// from the server, and the reads in flight, made with the old ones, are
+// afterDDL reopens a snapshot in progress after a DDL statement was
+// delivered: the tables' columns and keys it reads by are reloaded from
+// the server, and the reads in flight, made with the old ones, are
 // dropped. Every later read is made after the statement (restart), so its
 // rows have the columns the stream's schema has where they are delivered.
-func (s *BinlogStreamer) snapshotAfterDDL(ctx context.Context) error {
-	if s.snap.complete() {
+func (d *snapDriver) afterDDL(ctx context.Context) error {
+	if d.state == nil || d.box.complete() {
 		return nil
 	}
-	if err := s.openSnapshot(ctx, s.ResumePosition()); err != nil {
+	if err := d.reopen(ctx, d.host.ResumePosition()); err != nil {
 		return err
 	}
-	s.snap.restart(s.snap.at)
+	d.restart(d.at)
 	return nil
 }
 
@@ -421,9 +469,9 @@ func (d *snapDriver) keyless(ids, pending []string, fresh bool, saved snapshot.S
 // setRemaining publishes, for other goroutines, how much is left to read.
 func (d *snapDriver) setRemaining() {
 	n, held := len(d.state.Tables()), d.state.Held()
-	d.mu.Lock()
-	d.stats.Tables, d.stats.Held, d.opening = n, held, false
-	d.mu.Unlock()
+	d.box.mu.Lock()
+	d.box.stats.Tables, d.box.stats.Held, d.box.opening = n, held, false
+	d.box.mu.Unlock()
 }
 
 // stop ends the readers and waits for them.
@@ -482,14 +530,6 @@ func (d *snapDriver) token() string {
 		d.tok, d.dirty = string(d.tokBuf), false
 	}
 	return d.tok
-}
-
-// complete reports whether every table was read (true without a
-// snapshot). Any goroutine may call it.
-func (d *snapDriver) complete() bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return len(d.added) == 0 && d.stats.Tables == 0 && !d.opening
 }
 
 // restart drops the reads in flight and the held changes, as of a new dump
@@ -558,10 +598,10 @@ func (d *snapDriver) collect(ctx context.Context, wait time.Duration) error {
 			return r.err
 		}
 		d.reloads = 0
-		d.mu.Lock()
-		d.stats.Chunks++
-		d.stats.MaxReadAge = max(d.stats.MaxReadAge, r.read.age)
-		d.mu.Unlock()
+		d.box.mu.Lock()
+		d.box.stats.Chunks++
+		d.box.stats.MaxReadAge = max(d.box.stats.MaxReadAge, r.read.age)
+		d.box.mu.Unlock()
 		if snapReadAge != nil {
 			snapReadAge(r.read.age)
 		}
@@ -623,16 +663,14 @@ func (d *snapDriver) chunkOf(r *chunkResult) *snapshot.Chunk {
 	return c
 }
 
-// pump attaches the chunks the stream has reached, delivering their rows,
-// and starts the reads of tables still to read.
-func (s *BinlogStreamer) pumpSnapshot(ctx context.Context, listeners []Listener) error {
-	d := s.snap
-	if d.state == nil {
-		if !d.hasAdded.Load() || d.at.File == "" { // on every event: no lock
+// between attaches the chunks the stream has reached, delivering their
+// rows, and starts the reads of tables still to read.
+func (d *snapDriver) between(ctx context.Context, listeners []Listener) error {
+	if d.state == nil { // a reopen failed; SnapshotTable may start it again
+		if !d.box.hasAdded.Load() || d.at.File == "" {
 			return nil
 		}
-		// SnapshotTable during a Run without a snapshot.
-		if err := s.openSnapshot(ctx, s.ResumePosition()); err != nil {
+		if err := d.reopen(ctx, d.host.ResumePosition()); err != nil {
 			return err
 		}
 		d.restart(d.at)
@@ -659,11 +697,11 @@ func (s *BinlogStreamer) pumpSnapshot(ctx context.Context, listeners []Listener)
 			// The table changed on the server before the stream reached
 			// the statement: read it again by its new definition.
 			d.reloads++
-			return s.snapshotAfterDDL(ctx)
+			return d.afterDDL(ctx)
 		}
 		chunks := d.chunksDone
 		for _, id := range d.state.Tables() {
-			if err := s.attachTable(ctx, listeners, id); err != nil {
+			if err := d.attachTable(ctx, listeners, id); err != nil {
 				return err
 			}
 		}
@@ -674,7 +712,7 @@ func (s *BinlogStreamer) pumpSnapshot(ctx context.Context, listeners []Listener)
 			break
 		}
 	}
-	s.stampResume()
+	d.stampResume()
 	return nil
 }
 
@@ -695,8 +733,7 @@ func (d *snapDriver) reading() bool {
 
 // attachTable attaches table id's next chunk while the stream has reached
 // it, and asks for the next read.
-func (s *BinlogStreamer) attachTable(ctx context.Context, listeners []Listener, id string) error {
-	d := s.snap
+func (d *snapDriver) attachTable(ctx context.Context, listeners []Listener, id string) error {
 	for {
 		r := d.next[id]
 		if r == nil {
@@ -726,12 +763,12 @@ func (s *BinlogStreamer) attachTable(ctx context.Context, listeners []Listener, 
 			delete(d.ahead, id)
 			d.epoch[id]++
 			d.inflight[id] = 0
-			d.mu.Lock()
-			d.stats.Rereads++
-			d.mu.Unlock()
+			d.box.mu.Lock()
+			d.box.stats.Rereads++
+			d.box.mu.Unlock()
 			break
 		}
-		if err := s.deliverChunk(ctx, listeners, r.job.t, c, rows); err != nil {
+		if err := d.deliverChunk(ctx, listeners, r.job.t, c, rows); err != nil {
 			return err
 		}
 	}
@@ -744,8 +781,7 @@ func (s *BinlogStreamer) attachTable(ctx context.Context, listeners []Listener, 
 
 // deliverChunk delivers a ready chunk's rows, each with the token whose
 // boundary is its key, the last with the chunk finished.
-func (s *BinlogStreamer) deliverChunk(ctx context.Context, listeners []Listener, t *snapTable, c *snapshot.Chunk, rows []snapshot.Row) error {
-	d := s.snap
+func (d *snapDriver) deliverChunk(ctx context.Context, listeners []Listener, t *snapTable, c *snapshot.Chunk, rows []snapshot.Row) error {
 	// The rows' events in two allocations per chunk, one header shared.
 	hdr := &replication.EventHeader{EventType: replication.UNKNOWN_EVENT}
 	bes, reads := make([]replication.BinlogEvent, len(rows)), make([]SnapshotRead, len(rows))
@@ -756,7 +792,7 @@ func (s *BinlogStreamer) deliverChunk(ctx context.Context, listeners []Listener,
 			d.setRemaining() // the last row's listener sees the table read
 		}
 		d.dirty = true
-		before := s.ResumePosition()
+		before := d.host.ResumePosition()
 		r := before
 		r.snap = d.token()
 		reads[i].Row = row.Data.([]any)
@@ -767,18 +803,14 @@ func (s *BinlogStreamer) deliverChunk(ctx context.Context, listeners []Listener,
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		for _, l := range listeners {
-			if err := l(s.lctx, ev); err != nil {
-				return &ListenerError{Position: d.at, Err: err}
-			}
+		if err := d.host.emit(ctx, listeners, ev, d.at); err != nil {
+			return err
 		}
-		if s.progress.every > 0 {
-			s.progress.delivered(r)
-		}
-		s.setResume(r)
-		d.mu.Lock()
-		d.stats.Rows++
-		d.mu.Unlock()
+		d.host.countProgress(r)
+		d.host.setResume(r)
+		d.box.mu.Lock()
+		d.box.stats.Rows++
+		d.box.mu.Unlock()
 	}
 	if len(rows) == 0 {
 		d.state.Finish(c)
@@ -816,11 +848,12 @@ func (d *snapDriver) startTables(ctx context.Context) error {
 
 // takeAdded puts the tables SnapshotTable named under snapshot.
 func (d *snapDriver) takeAdded(ctx context.Context) error {
-	d.mu.Lock()
-	added := d.added
-	d.added = nil
-	d.hasAdded.Store(false)
-	d.mu.Unlock()
+	b := d.box
+	b.mu.Lock()
+	added := b.added
+	b.added = nil
+	b.hasAdded.Store(false)
+	b.mu.Unlock()
 	if len(added) == 0 {
 		return nil
 	}
@@ -860,28 +893,26 @@ func (d *snapDriver) takeAdded(ctx context.Context) error {
 // token records it, so a resume continues it. A table being read keeps
 // its progress; one read before is read again. Any goroutine may call it.
 func (s *BinlogStreamer) SnapshotTable(schema, table string) {
-	d := s.snap
-	d.mu.Lock()
-	d.added = append(d.added, schema+"."+table)
-	d.hasAdded.Store(true)
-	d.mu.Unlock()
+	b := &s.snapBox
+	b.mu.Lock()
+	b.added = append(b.added, schema+"."+table)
+	b.hasAdded.Store(true)
+	b.mu.Unlock()
 }
 
 // SnapshotStats returns the snapshot's counters (zero without one).
 func (s *BinlogStreamer) SnapshotStats() SnapshotStats {
-	d := s.snap
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.stats
+	b := &s.snapBox
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.stats
 }
 
-// stampResume puts the snapshot's state into the streamer's position.
-func (s *BinlogStreamer) stampResume() {
-	tok := s.snap.token()
-	s.mu.Lock()
-	s.resume.snap = tok
-	s.mu.Unlock()
-	s.snap.setRemaining()
+// stampResume puts the snapshot's state into the streamer's position
+// (setResume stamps it).
+func (d *snapDriver) stampResume() {
+	d.host.setResume(d.host.ResumePosition())
+	d.setRemaining()
 }
 
 // rowsVerdicts classifies the row changes of a rows event of a table
@@ -1023,12 +1054,11 @@ func piece(ev *Event, re *replication.RowsEvent, k uint8, per, i, j int) Event {
 	return p
 }
 
-// snapshotAtDump places the snapshot at a new dump's start: in file mode
-// at from.Streamed, after which every event is delivered (and its row
+// atDump places the snapshot at a new dump's start: in file mode at
+// from.Streamed, after which every event is delivered (and its row
 // changes classified); in GTID mode, whose positions are the new server's,
 // at the dump's first delivered event.
-func (s *BinlogStreamer) snapshotAtDump(from ResumePosition) {
-	d := s.snap
+func (d *snapDriver) atDump(from ResumePosition) {
 	d.at = Position{}
 	if from.IsGTID() {
 		return
@@ -1043,8 +1073,7 @@ func (s *BinlogStreamer) snapshotAtDump(from ResumePosition) {
 // yet (a GTID-mode dump that delivered nothing: an idle server) at the
 // heartbeat's position. The dump sends a heartbeat only once it sent
 // everything up to that position, so the stream is there.
-func (s *BinlogStreamer) snapshotAtHeartbeat(be *replication.BinlogEvent) {
-	d := s.snap
+func (d *snapDriver) atHeartbeat(be *replication.BinlogEvent) {
 	if d.state == nil || d.at.File != "" {
 		return
 	}
@@ -1076,30 +1105,54 @@ func (r ResumePosition) SnapshotPending() bool {
 // one started from a position without a snapshot begins a new one.
 func (r ResumePosition) HasSnapshot() bool { return r.snap != "" }
 
-// stampSnapshot puts the snapshot's state into a position the streamer
-// hands out.
-func (s *BinlogStreamer) stampSnapshot(r *ResumePosition) {
-	if s.snap.state != nil {
-		r.snap = s.snap.token()
+// stamp puts the snapshot's state into a position the streamer hands
+// out.
+func (d *snapDriver) stamp(r *ResumePosition) {
+	if d.state != nil {
+		r.snap = d.token()
 	}
 }
 
-// deliverSnapshotRows delivers a rows event of a table under snapshot as
-// its verdicts say; delivered false: deliver it as it is.
-func (s *BinlogStreamer) deliverSnapshotRows(ctx context.Context, listeners []Listener, ev *Event) (delivered bool, err error) {
-	verdicts, err := s.snap.rowsVerdicts(ev)
+// beforeDelivery stamps the positions of an event about to be delivered
+// as dec says, ends the tables a DROP or RENAME in it takes away, and
+// delivers a rows event of a table under snapshot as its verdicts say
+// (handled); handled false: the streamer delivers ev as it is.
+func (d *snapDriver) beforeDelivery(ctx context.Context, listeners []Listener, ev *Event, dec *decision) (handled bool, err error) {
+	d.stamp(&dec.before)
+	if q, ok := ev.Event.(*replication.QueryEvent); ok && d.state != nil && ddl.IsDDL(q.Query) {
+		d.endDropped(q)
+	}
+	d.stamp(&dec.after)
+	ev.before, ev.Resume = dec.before, dec.after
+	if d.state == nil {
+		d.at = dec.end
+		return false, nil
+	}
+	if d.at.File == "" {
+		d.restart(dec.start) // the first event this dump delivers
+	}
+	handled, err = d.deliverRows(ctx, listeners, ev)
+	if err == nil {
+		d.at = dec.end
+	}
+	return handled, err
+}
+
+// deliverRows delivers a rows event of a table under snapshot as its
+// verdicts say; delivered false: deliver it as it is.
+func (d *snapDriver) deliverRows(ctx context.Context, listeners []Listener, ev *Event) (delivered bool, err error) {
+	verdicts, err := d.rowsVerdicts(ev)
 	if err != nil || verdicts == nil {
 		return false, err
 	}
 	for _, p := range splitRows(ev, verdicts) {
-		for _, l := range listeners {
-			if err := l(s.lctx, p); err != nil {
-				return true, &ListenerError{Position: ev.End, Err: err}
-			}
+		if err := d.host.emit(ctx, listeners, p, ev.End); err != nil {
+			return true, err
 		}
-		s.setResume(p.Resume)
+		d.host.setResume(p.Resume)
 	}
-	d := decision{end: ev.End, after: ev.Resume}
-	s.afterDelivery(ev.BinlogEvent, &d)
+	d.at = ev.End
+	dec := decision{end: ev.End, after: ev.Resume}
+	d.host.afterDelivery(ev.BinlogEvent, &dec)
 	return true, nil
 }
