@@ -467,19 +467,50 @@ func (s *BinlogStreamer) detachStream(st Stream) {
 func (s *BinlogStreamer) streamEvents(ctx context.Context, listeners []Listener, st Stream, tr eventTracker,
 	from ResumePosition, dropped *atomic.Uint64) error {
 	var d, di decision // reused for every event
+	is, _ := st.(idleStream)
+	pumped := false // an idle pump ran since the last event
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		be, err := st.Next(ctx)
+		var be *replication.BinlogEvent
+		var err error
+		if wake := s.idleWake(is, tr, pumped); wake != nil {
+			var idle bool
+			if be, idle, err = is.nextOrIdle(ctx, wake); err == nil && idle {
+				// Nothing queued and the snapshot can act: it does so now,
+				// between transactions, not at the next event or heartbeat.
+				pumped = true
+				if err := s.betweenTxns(ctx, listeners); err != nil {
+					return err
+				}
+				if s.reachedStop() {
+					return nil
+				}
+				continue
+			}
+		} else {
+			be, err = st.Next(ctx)
+		}
 		if err != nil {
 			return s.classify(from, err)
 		}
+		pumped = false
 		stop, err := s.streamEvent(ctx, listeners, st, be, tr, &d, &di, &from, dropped)
 		if err != nil || stop {
 			return err
 		}
 	}
+}
+
+// idleWake is what the next read of is may also wait on (see
+// beside.idleWake): nil without a snapshot, a stream that cannot be woken,
+// or inside a transaction.
+func (s *BinlogStreamer) idleWake(is idleStream, tr eventTracker, pumped bool) <-chan struct{} {
+	if s.snap == nil || is == nil || !tr.between() {
+		return nil
+	}
+	return s.snap.idleWake(pumped)
 }
 
 // streamEvent tracks one event of st and ignores, drops or delivers it as
@@ -879,6 +910,11 @@ type beside interface {
 	stamp(r *ResumePosition)
 	// stop ends its reads, at the end of a Run.
 	stop()
+	// idleWake is what a stream with nothing queued may wait on besides
+	// its next event, between source transactions, so that the component
+	// acts at once (between) rather than at the next event or heartbeat;
+	// nil for nothing. pumped says it acted so since the last event.
+	idleWake(pumped bool) <-chan struct{}
 }
 
 // betweenTxns lets the snapshot attach chunks between source

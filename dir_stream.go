@@ -204,6 +204,12 @@ func (st *dirStream) Next(ctx context.Context) (*replication.BinlogEvent, error)
 	return st.cur.Next(ctx)
 }
 
+// nextOrIdle is Next that returns idle when wake closes with nothing
+// queued (idleStream).
+func (st *dirStream) nextOrIdle(ctx context.Context, wake <-chan struct{}) (*replication.BinlogEvent, bool, error) {
+	return st.cur.NextOrIdle(ctx, wake)
+}
+
 // next reads the next event: the preamble, then the file's events,
 // waiting (and making heartbeats) while the directory has nothing new.
 func (st *dirStream) next(ctx context.Context) (*replication.BinlogEvent, error) {

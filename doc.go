@@ -9,6 +9,12 @@
 //
 // # The resume contract
 //
+// Resume covers every row change of its event. A consumer that applies a
+// rows event one change at a time, and may stop between two, stores beside
+// each change the token Event.Changes yields with it
+// (Event.ResumeAfterRows): stored beside the first change, Resume would
+// skip the others after a crash.
+//
 // Every Event carries Resume, the position to persist once that event is
 // applied. A streamer started from a persisted position (Config.Start):
 //

@@ -134,6 +134,9 @@ var dsnRefused = map[string]string{
 // it. The password may contain any character; a parameter value may hold
 // '/' unescaped. Errors never contain the password.
 func ParseDSN(s string) (DSN, error) {
+	if scheme, _, ok := strings.Cut(s, "://"); ok && !strings.ContainsAny(scheme, "@:/(") {
+		return DSN{}, configError("DSN %s: URL-form DSNs (%s://...) are not supported: write USER[:PASSWORD]@tcp(HOST:PORT)/, e.g. repl@tcp(db1:3306)/", redactURL(s), scheme)
+	}
 	// The credentials end at the first '@' after which an address parses,
 	// so a password may contain '@'.
 	var lastErr error
@@ -165,6 +168,19 @@ func ParseDSN(s string) (DSN, error) {
 		return DSN{}, configError("DSN %s: no user: want USER[:PASSWORD]@%s", redactDSN(s), strings.TrimPrefix(d.String(), "@"))
 	}
 	return DSN{}, configError("DSN %s: want USER[:PASSWORD]@tcp(HOST:PORT)/", redactDSN(s))
+}
+
+// redactURL is a URL-form DSN with the password of its user info masked.
+func redactURL(s string) string {
+	scheme, rest, _ := strings.Cut(s, "://")
+	at := strings.LastIndexByte(rest, '@')
+	if at < 0 {
+		return s
+	}
+	if user, _, ok := strings.Cut(rest[:at], ":"); ok {
+		return scheme + "://" + user + ":xxxxx" + rest[at:]
+	}
+	return s
 }
 
 // parseAddress reads [NET[(ADDR)]][/[DBNAME][?PARAMS]] into a DSN without

@@ -106,3 +106,17 @@ func TestParseDSNTLS(t *testing.T) {
 		assert.Contains(t, err.Error(), msg, dsn)
 	}
 }
+
+// A URL-form DSN is refused with the form to write, password masked; it
+// is not read as a DSN whose user is the scheme.
+func TestParseDSNRefusesURLs(t *testing.T) {
+	for _, s := range []string{"mysql://repl@db1:3306/", "mysql://repl:Zq8-secret@db1:3306/app", "mariadb://db1"} {
+		_, err := binlogstream.ParseDSN(s)
+		require.Error(t, err, s)
+		assert.Contains(t, err.Error(), "URL-form DSNs", s)
+		assert.Contains(t, err.Error(), "write USER[:PASSWORD]@tcp(HOST:PORT)/", s)
+		assert.NotContains(t, err.Error(), "Zq8-secret")
+	}
+	_, err := binlogstream.ParseDSN("mysql://repl:Zq8-secret@db1:3306/app")
+	assert.Contains(t, err.Error(), "mysql://repl:xxxxx@db1:3306/app")
+}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"iter"
 
 	"github.com/binlogstream/binlogstream/internal/rows"
 	"github.com/go-mysql-org/go-mysql/replication"
@@ -15,6 +16,17 @@ import (
 // Event is one binlog event handed to the listeners, as a value: copies
 // are complete and independent (the go-mysql BinlogEvent they point to is
 // shared and never modified after delivery).
+//
+// Which token to persist: Resume covers the whole event, every row change
+// of a rows event included. A consumer that writes a rows event's changes
+// one at a time, and may stop between them, persists beside each change
+// the token ResumeAfterRows gives for it, not Resume: a restart from
+// Resume stored beside the first of several changes never delivers the
+// others. Changes yields each change with that token:
+//
+//	for change, resume := range ev.Changes() {
+//		// apply change and persist resume.String() in one commit
+//	}
 type Event struct {
 	*replication.BinlogEvent
 
@@ -96,6 +108,29 @@ func (e *Event) ResumeAfterRows(n int) ResumePosition {
 	}
 	r.Rows += uint32(n)
 	return r
+}
+
+// Changes iterates over the row changes of a rows event (as delivered,
+// after any trimming), each with the token to persist once it and those
+// before it are applied: ResumeAfterRows(i+1) for the i-th, so the last
+// one's is Resume. A change is one row for an insert or a delete and the
+// (before, after) pair for an update, a sub-slice of Rows. Other events
+// yield nothing. Like ResumeAfterRows, it is not safe for concurrent use
+// on one Event.
+func (e *Event) Changes() iter.Seq2[[][]any, ResumePosition] {
+	return func(yield func([][]any, ResumePosition) bool) {
+		n := RowChanges(e.BinlogEvent)
+		if n == 0 {
+			return
+		}
+		rows := e.Event.(*replication.RowsEvent).Rows
+		per := len(rows) / n
+		for i := range n {
+			if !yield(rows[i*per:(i+1)*per:(i+1)*per], e.ResumeAfterRows(i+1)) {
+				return
+			}
+		}
+	}
 }
 
 // progressAfterRows is the row count and fingerprint of

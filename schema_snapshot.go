@@ -66,7 +66,7 @@ func (s *SyncerSource) SchemaSnapshot(ctx context.Context, databases []string) (
 		if place {
 			snap.Position, snap.Executed = before.pos, before.executed
 			if snap.Executed != "" {
-				snap.Flavor = s.cfg.Flavor
+				snap.Flavor = s.flavor()
 			}
 			return snap, nil
 		}
@@ -243,14 +243,14 @@ func parseDecimal(b []byte) (uint64, bool) {
 // start would be another, are an error. MariaDB only: its list gives a
 // statement's default database as parseQueryInfo reads it.
 func (s *SyncerSource) listStatements(ctx context.Context, from ResumePosition, to Position, each func(info string) error) error {
-	if s.cfg.Flavor != mysql.MariaDBFlavor {
-		return fmt.Errorf("statements are listed on MariaDB only, not %s", s.cfg.Flavor)
-	}
 	conn, done, err := s.queryConn(ctx)
 	if err != nil {
 		return err
 	}
 	defer done()
+	if f := s.flavor(); f != mysql.MariaDBFlavor {
+		return fmt.Errorf("statements are listed on MariaDB only, not %s", f)
+	}
 	// Default databases quoted with backquotes, and the text as the
 	// binlog holds it (not converted to another character set).
 	for _, q := range []string{"SET SESSION sql_quote_show_create = 1, SESSION sql_mode = ''", "SET SESSION character_set_results = binary"} {
@@ -407,6 +407,7 @@ func (s *SyncerSource) queryConn(ctx context.Context) (*client.Conn, func(), err
 	if err != nil {
 		return nil, nil, err
 	}
+	s.noteFlavor(conn)
 	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
 	// Once ctx's close has started, it is the only one: two Close calls
 	// at once race inside go-mysql.
@@ -438,7 +439,7 @@ func (s *SyncerSource) binlogPoint(conn *client.Conn) (binlogPoint, error) {
 	pos, _ := r.GetUint(0, 1)
 	p.pos = Position{File: strings.Clone(file), Offset: pos}
 	v := "@@GLOBAL.gtid_executed"
-	if s.cfg.Flavor == mysql.MariaDBFlavor {
+	if s.flavor() == mysql.MariaDBFlavor {
 		v = "@@GLOBAL.gtid_binlog_pos"
 	}
 	if r, err = conn.Execute("SELECT " + v); err == nil {

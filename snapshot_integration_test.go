@@ -727,3 +727,33 @@ func TestSnapshotIdleServer(t *testing.T) {
 		})
 	}
 }
+
+// TestSnapshotIdleServerWithoutHeartbeats: in file mode a snapshot of an
+// idle server ends without the help of a heartbeat (the period is an
+// hour): each chunk read that comes back while nothing is queued is
+// attached at once, and StopAtCurrent returns after the last one.
+func TestSnapshotIdleServerWithoutHeartbeats(t *testing.T) {
+	srv := snapServer(t)
+	srv.Exec(t, "CREATE DATABASE app", "USE app", "CREATE TABLE t (id INT PRIMARY KEY, v INT NOT NULL)",
+		"INSERT INTO t SELECT seq, seq FROM seq_1_to_5000")
+	src, err := binlogstream.NewSyncerSource(binlogstream.SyncerConfig{
+		DSN:      binlogstream.DSN{User: srv.ReplUser(), Password: srv.ReplPassword(), Host: srv.Host(), Port: uint16(srv.Port())},
+		ServerID: 1001, Flavor: mysql.MariaDBFlavor, HeartbeatPeriod: time.Hour, ReadTimeout: 2 * time.Hour,
+	})
+	require.NoError(t, err)
+	pats, err := binlogstream.ParseTablePatterns("app.t")
+	require.NoError(t, err)
+	s, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: src, Start: binlogstream.StartAt(masterPos(t, srv)),
+		Snapshot: &binlogstream.SnapshotConfig{Tables: pats, ChunkRows: 1000}})
+	require.NoError(t, err)
+	defer s.Close()
+	f := newSnapFold(map[string][]string{"app.t": {"id"}})
+	s.AddListener(func(_ context.Context, ev binlogstream.Event) error { f.apply(ev); return nil })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err = s.StopAtCurrent(ctx)
+	require.NoError(t, err)
+	require.NoError(t, s.Run(ctx), "Run returns at the stop target, with no heartbeat in 30 s")
+	require.NoError(t, f.err)
+	require.Equal(t, tableRows(t, srv, "app.t", []string{"id"}), f.rows["app.t"])
+}

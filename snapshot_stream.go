@@ -203,9 +203,56 @@ type snapDriver struct {
 	// reloads counts the reloads in a row after reads that failed for a
 	// change of their table's definition (readSchemaError).
 	reloads int
+
+	// wake, when not nil, is closed by the next read that comes back: a
+	// quiet stream waits on it (idleWake) besides its next event.
+	wakeMu sync.Mutex
+	wake   chan struct{}
 }
 
 var _ beside = (*snapDriver)(nil)
+
+// closedChan is a wake that has already happened.
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// idleWake is what a stream with nothing queued waits on besides its
+// next event, between source transactions: closed at once when the
+// snapshot can act now (a read came back, or work is due and no idle
+// pump has run since the last event: pumped says one has), closed by the
+// next read that comes back while reads are in flight, nil when only the
+// stream's own events and heartbeats can move it (a chunk waits for the
+// stream to reach its position). Chunks attach by the same rules either
+// way; this only spares the wait for the next event or heartbeat.
+func (d *snapDriver) idleWake(pumped bool) <-chan struct{} {
+	if d.state == nil || d.at.File == "" {
+		return nil
+	}
+	if len(d.results) > 0 || !pumped && d.due() {
+		return closedChan
+	}
+	if !d.reading() {
+		return nil
+	}
+	d.wakeMu.Lock()
+	defer d.wakeMu.Unlock()
+	if len(d.results) > 0 { // came back since the check above
+		return closedChan
+	}
+	if d.wake == nil {
+		d.wake = make(chan struct{})
+	}
+	return d.wake
+}
+
+// signalWake wakes a stream waiting on idleWake: a read came back.
+func (d *snapDriver) signalWake() {
+	d.wakeMu.Lock()
+	if d.wake != nil {
+		close(d.wake)
+		d.wake = nil
+	}
+	d.wakeMu.Unlock()
+}
 
 // due reports whether a pump has something to do at the stream's point:
 // a read came back, a waiting chunk's position is reached, or a table may
@@ -519,6 +566,7 @@ func (d *snapDriver) reader(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case d.results <- res:
+			d.signalWake()
 		}
 	}
 }

@@ -2,6 +2,8 @@ package binlogstream
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
@@ -65,3 +67,49 @@ type ProberFunc func(ctx context.Context) (ServerState, error)
 
 // Probe calls f.
 func (f ProberFunc) Probe(ctx context.Context) (ServerState, error) { return f(ctx) }
+
+// StartAtCurrent returns the position where src's binlog ends now (SHOW
+// MASTER STATUS on a server): a stream started from it delivers what is
+// written after the call, and nothing before. SyncerSource and DirSource
+// are Probers.
+func StartAtCurrent(ctx context.Context, src Prober) (ResumePosition, error) {
+	st, err := src.Probe(ctx)
+	if err != nil {
+		return ResumePosition{}, fmt.Errorf("binlogstream: read the current position: %w", err)
+	}
+	if st.Binlog.IsZero() {
+		return ResumePosition{}, fmt.Errorf("binlogstream: the server reports no binlog position (log_bin=OFF?)")
+	}
+	return StartAt(st.Binlog), nil
+}
+
+// StartAtCurrentGTID is StartAtCurrent in GTID mode: StartAtGTID of the
+// server's executed set (@@gtid_executed on MySQL, @@gtid_binlog_pos on
+// MariaDB) in the flavor the server reports.
+func StartAtCurrentGTID(ctx context.Context, src Prober) (ResumePosition, error) {
+	st, err := src.Probe(ctx)
+	if err != nil {
+		return ResumePosition{}, fmt.Errorf("binlogstream: read the executed GTID set: %w", err)
+	}
+	switch {
+	case st.Flavor == "":
+		return ResumePosition{}, fmt.Errorf("binlogstream: the source (%T) does not report its flavor: use StartAtGTID", src)
+	case st.Flavor == mysql.MySQLFlavor && !strings.EqualFold(st.GTIDMode, "ON"):
+		return ResumePosition{}, fmt.Errorf("binlogstream: the server has gtid_mode=%s: GTID mode needs gtid_mode=ON, or use StartAtCurrent", st.GTIDMode)
+	}
+	return StartAtGTID(st.Flavor, st.Executed)
+}
+
+// idleStream is a Stream that can also return when wake closes while it
+// has nothing queued (idle true): everything the server sent so far was
+// taken. The stream stays usable. The streamer uses it to act on a chunk
+// read that completed while the binlog is quiet, without waiting for the
+// next event or heartbeat.
+type idleStream interface {
+	nextOrIdle(ctx context.Context, wake <-chan struct{}) (*replication.BinlogEvent, bool, error)
+}
+
+var (
+	_ idleStream = (*syncerStream)(nil)
+	_ idleStream = (*dirStream)(nil)
+)

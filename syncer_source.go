@@ -27,7 +27,9 @@ type SyncerConfig struct {
 	// ServerID is the replica id the dump registers with. It must be
 	// non-zero and unique among the server's replicas.
 	ServerID uint32
-	// Flavor is "mysql" (default) or "mariadb".
+	// Flavor is "mysql" or "mariadb". Empty means detected from the
+	// server's version on the first connection (the dump's or a query's),
+	// as the commands do.
 	Flavor string
 	// HeartbeatPeriod asks the server for heartbeats when idle (default 5s).
 	HeartbeatPeriod time.Duration
@@ -103,9 +105,7 @@ func (c *SyncerConfig) validate() error {
 		}
 	}
 	switch c.Flavor {
-	case "":
-		c.Flavor = mysql.MySQLFlavor
-	case mysql.MySQLFlavor, mysql.MariaDBFlavor:
+	case "", mysql.MySQLFlavor, mysql.MariaDBFlavor:
 	default:
 		return configError("Flavor %q: want %q or %q", c.Flavor, mysql.MySQLFlavor, mysql.MariaDBFlavor)
 	}
@@ -139,6 +139,9 @@ func (c *SyncerConfig) validate() error {
 type SyncerSource struct {
 	cfg      SyncerConfig
 	listPage int // events a SHOW BINLOG EVENTS of listStatements returns; 0: listPage
+	// detected is the flavor the first connection read from the server
+	// when cfg.Flavor is empty.
+	detected atomic.Pointer[string]
 }
 
 var _ Source = (*SyncerSource)(nil)
@@ -149,6 +152,48 @@ func NewSyncerSource(cfg SyncerConfig) (*SyncerSource, error) {
 		return nil, err
 	}
 	return &SyncerSource{cfg: cfg}, nil
+}
+
+// flavor is SyncerConfig.Flavor, or the one detected from the server ("" if
+// no connection was made yet).
+func (s *SyncerSource) flavor() string {
+	if s.cfg.Flavor != "" {
+		return s.cfg.Flavor
+	}
+	if f := s.detected.Load(); f != nil {
+		return *f
+	}
+	return ""
+}
+
+// noteFlavor records the flavor of conn's server when SyncerConfig.Flavor
+// is empty.
+func (s *SyncerSource) noteFlavor(conn *client.Conn) {
+	if s.cfg.Flavor == "" && s.detected.Load() == nil {
+		f := flavorOf(conn.GetServerVersion())
+		s.detected.Store(&f)
+	}
+}
+
+// flavorOf is the flavor a server version string names.
+func flavorOf(version string) string {
+	if strings.Contains(version, "MariaDB") {
+		return mysql.MariaDBFlavor
+	}
+	return mysql.MySQLFlavor
+}
+
+// detectFlavor connects once, when the flavor is still unknown, to read it.
+func (s *SyncerSource) detectFlavor(ctx context.Context) error {
+	if s.flavor() != "" {
+		return nil
+	}
+	_, done, err := s.connect(ctx)
+	if err != nil {
+		return fmt.Errorf("binlogstream: detect the server's flavor (or set SyncerConfig.Flavor): %w", err)
+	}
+	done()
+	return nil
 }
 
 func (s *SyncerSource) syncerConfig() replication.BinlogSyncerConfig {
@@ -164,7 +209,7 @@ func (s *SyncerSource) syncerConfig() replication.BinlogSyncerConfig {
 		c.TimestampStringLocation = time.UTC
 	}
 	c.ServerID = s.cfg.ServerID
-	c.Flavor = s.cfg.Flavor
+	c.Flavor = s.flavor()
 	c.Host, c.Port, c.User, c.Password = s.cfg.Host, s.cfg.Port, s.cfg.User, s.cfg.Password
 	if s.cfg.Socket != "" {
 		c.Host, c.Port = s.cfg.Socket, 0 // go-mysql dials a Host holding '/' as a unix socket
@@ -245,6 +290,9 @@ func (s *SyncerSource) openWith(ctx context.Context, skip *replayWindow,
 func (s *SyncerSource) openFiltered(ctx context.Context, skip *replayWindow, want func(schema, table string) bool,
 	start func(*replication.BinlogSyncer) (*replication.BinlogStreamer, error)) (Stream, error) {
 	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := s.detectFlavor(ctx); err != nil {
 		return nil, err
 	}
 	st, err := s.openTLS(ctx, s.cfg.TLSConfig, skip, want, start)
@@ -354,6 +402,12 @@ func (s *syncerStream) takeArena() *rows.Arena { return s.cur.TakeArena() }
 // Next serves the queue's next event.
 func (s *syncerStream) Next(ctx context.Context) (*replication.BinlogEvent, error) {
 	return s.cur.Next(ctx)
+}
+
+// nextOrIdle is Next that returns idle when wake closes with nothing
+// queued (idleStream).
+func (s *syncerStream) nextOrIdle(ctx context.Context, wake <-chan struct{}) (*replication.BinlogEvent, bool, error) {
+	return s.cur.NextOrIdle(ctx, wake)
 }
 
 // takeErr is the error of a queue the watchdog closed: a read timeout.
@@ -544,6 +598,7 @@ func (s *SyncerSource) connect(ctx context.Context) (conn *client.Conn, done fun
 	if err != nil {
 		return nil, nil, err
 	}
+	s.noteFlavor(conn)
 	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
 	return conn, func() { stop(); _ = conn.Close() }, nil
 }
@@ -606,7 +661,7 @@ func (s *SyncerSource) PurgedGTIDs(ctx context.Context) (string, error) {
 	}
 	defer done()
 	q := "SELECT @@GLOBAL.gtid_purged"
-	if s.cfg.Flavor == mysql.MariaDBFlavor {
+	if s.flavor() == mysql.MariaDBFlavor {
 		r, err := conn.Execute("SHOW BINARY LOGS")
 		if err != nil {
 			return "", fmt.Errorf("SHOW BINARY LOGS on %s: %w", s.cfg.DSN, err)
@@ -633,12 +688,12 @@ func (s *SyncerSource) PurgedGTIDs(ctx context.Context) (string, error) {
 
 // Probe reads the server's state over a short-lived connection.
 func (s *SyncerSource) Probe(ctx context.Context) (ServerState, error) {
-	st := ServerState{Flavor: s.cfg.Flavor}
 	conn, done, err := s.connect(ctx)
 	if err != nil {
-		return st, err
+		return ServerState{Flavor: s.flavor()}, err
 	}
 	defer done()
+	st := ServerState{Flavor: s.flavor()}
 
 	get := func(v string) (string, error) {
 		r, err := conn.Execute("SELECT @@GLOBAL." + v)
@@ -659,7 +714,7 @@ func (s *SyncerSource) Probe(ctx context.Context) (ServerState, error) {
 		return st, fmt.Errorf("read @@log_bin: %w", err)
 	}
 	st.LogSlaveUpdates, _ = flag("log_slave_updates")
-	if s.cfg.Flavor == mysql.MariaDBFlavor {
+	if st.Flavor == mysql.MariaDBFlavor {
 		if st.Executed, err = get("gtid_binlog_pos"); err != nil {
 			return st, fmt.Errorf("read @@gtid_binlog_pos: %w", err)
 		}

@@ -68,6 +68,8 @@ type options struct {
 	// SpoolDir and SpoolMiB are publish.Config's SpoolDir and SpoolBytes.
 	SpoolDir string
 	SpoolMiB int
+	// Kafka are --kafka, its flags and --format's.
+	Kafka kafkaFlags
 }
 
 // maxSpoolMiB is the largest --spool-mib: 1 TiB.
@@ -79,7 +81,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var failoverTo []string
 	fs := flag.NewFlagSet("binlog-publish", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&dsn, "dsn", "", "source server, a go-sql-driver DSN: USER:PASS@tcp(HOST:PORT)/ (a DSN without a password takes --password-file's, else MYSQL_PWD)")
+	fs.StringVar(&dsn, "dsn", "", "source server, a go-sql-driver `DSN`: USER:PASS@tcp(HOST:PORT)/ (a DSN without a password takes --password-file's, else MYSQL_PWD)")
 	fs.StringVar(&passwordFile, "password-file", "", "the password of every DSN written without one, from the first line of `FILE` (chmod 600)")
 	fs.Func("failover-to", "`DSN` of a server the stream may fail over to when --dsn stays unreachable (repeatable, tried in order; needs --gtid; "+
 		"refused unless it holds every transaction already published)", func(s string) error {
@@ -90,9 +92,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.Stream, "stream", "", "JetStream stream `NAME`; created when missing (subjects P.>, min(3, servers) replicas, atomic batches)")
 	fs.StringVar(&o.Prefix, "subject-prefix", publish.DefaultPrefix, "the subjects' first token `P`")
 	fs.BoolVar(&o.GTID, "gtid", false, "stream in GTID mode (as binlog-tail --gtid)")
-	fs.StringVar(&o.Start, "start", "current", "where to start when the stream holds no line: current, oldest or FILE:POS; with --gtid: current, oldest or a GTID set")
+	fs.StringVar(&o.Start, "start", "current", "`WHERE` to start when the stream holds no line: current, oldest or FILE:POS; with --gtid: current, oldest or a GTID set")
 	fs.BoolVar(&o.StopAtCurrent, "stop-at-current", false, "exit 0 once everything up to the server's position at startup is published")
-	fs.Func("tables", "publish the rows of these tables only: comma-separated schema.table patterns (as binlog-tail --tables)", func(s string) error {
+	fs.Func("tables", "`PATTERNS`: publish the rows of these tables only: comma-separated schema.table patterns (as binlog-tail --tables)", func(s string) error {
 		p, err := binlogstream.ParseTablePatterns(s)
 		o.Tables = p
 		return err
@@ -100,31 +102,37 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.TablesLater, "tables-created-later", false, "a --tables pattern that matches no table yet names tables created later: a warning, not a refusal")
 	fs.BoolVar(&o.Snapshot, "snapshot", false, "also publish the rows the tables --tables selects (all tables without it) already hold, "+
 		"read in key chunks while streaming (as binlog-tail --snapshot)")
-	fs.UintVar(&o.SnapshotReaders, "snapshot-readers", 0, "--snapshot: chunk reads at once, one connection each (0: the library's default)")
-	fs.UintVar(&o.SnapshotChunkRows, "snapshot-chunk-rows", 0, "--snapshot: rows per chunk read (0: the library's default)")
+	fs.UintVar(&o.SnapshotReaders, "snapshot-readers", 0, "--snapshot: `N` chunk reads at once, one connection each (0: the library's default)")
+	fs.UintVar(&o.SnapshotChunkRows, "snapshot-chunk-rows", 0, "--snapshot: `N` rows per chunk read (0: the library's default)")
 	fs.Func("snapshot-keyless", "`refuse|skip`: "+clikit.KeylessUsage, func(s string) error {
 		var err error
 		o.SnapshotKeyless, err = clikit.ParseKeyless(s)
 		return err
 	})
-	fs.UintVar(&o.ServerID, "server-id", defaultServerID, "replica server id to register with")
+	fs.UintVar(&o.ServerID, "server-id", defaultServerID, "replica server `ID` to register with")
 	fs.BoolVar(&o.Quiet, "quiet", false, "no warnings on stderr")
 	o.Lease.register(fs)
 	fs.StringVar(&o.Metrics, "metrics", "", "serve Prometheus metrics at http://`ADDR`/metrics (HOST:PORT; see docs/metrics.md)")
 	fs.StringVar(&o.SpoolDir, "spool-dir", "", "write the lines of a transaction larger than --spool-mib to an unlinked temporary file in `DIR` (default: the system's temporary directory)")
-	fs.IntVar(&o.SpoolMiB, "spool-mib", 64, "how many MiB of an open transaction's lines stay in memory before they go to a file in --spool-dir")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), usageText)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
+	fs.IntVar(&o.SpoolMiB, "spool-mib", 64, "how many MiB (`N`) of an open transaction's lines stay in memory before they go to a file in --spool-dir")
+	o.Kafka.register(fs)
+	if err := clikit.Parse(fs, args, clikit.Help{Text: usageText}); err != nil {
 		return o, err
 	}
-	if fs.NArg() > 0 {
-		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if err := o.Kafka.check(o.NATS, set); err != nil {
+		return o, err
 	}
-	if dsn == "" || o.NATS == "" || o.Stream == "" {
-		return o, errors.New("--dsn, --nats and --stream are required (see --help)")
+	required := []string{"dsn", "nats", "stream"}
+	if o.Kafka.Brokers != "" {
+		required = []string{"dsn"}
+	}
+	if err := clikit.Missing(fs, required...); err != nil {
+		if o.Kafka.Brokers == "" && o.NATS == "" {
+			return o, fmt.Errorf("%w (or --kafka in place of --nats and --stream)", err)
+		}
+		return o, err
 	}
 	password, err := clikit.DefaultPassword(passwordFile)
 	if err != nil {
@@ -195,7 +203,7 @@ func cli(ctx context.Context, args []string, stderr io.Writer) int {
 	case errors.Is(err, flag.ErrHelp):
 		return 0
 	case err != nil:
-		return clikit.Fail(stderr, "binlog-publish", err, 2)
+		return clikit.UsageError(stderr, "binlog-publish", err)
 	default:
 		if err := run(ctx, o, stderr); err != nil {
 			return clikit.Fail(stderr, "binlog-publish", clikit.ExplainSnapshotKey(err), 1)
@@ -206,6 +214,9 @@ func cli(ctx context.Context, args []string, stderr io.Writer) int {
 
 // run publishes until a signal, --stop-at-current's target or an error.
 func run(ctx context.Context, o options, stderr io.Writer) error {
+	if o.Kafka.Brokers != "" {
+		return runKafka(ctx, o, stderr)
+	}
 	logger := clikit.NewLogger(stderr, o.Quiet)
 	m, err := serveMetrics(ctx, o.Metrics, logger, stderr, o.Quiet)
 	if err != nil {
@@ -281,8 +292,16 @@ func run(ctx context.Context, o options, stderr io.Writer) error {
 	return whileHeld(ctx, lease, func(ctx context.Context) error { return stream(ctx, o, flavor, pub, src, st, history, logger, m) })
 }
 
+// sink is a publisher as stream uses it: JetStream's or Kafka's.
+type sink interface {
+	From() binlogstream.ResumePosition
+	OnEvent(ctx context.Context, ev binlogstream.Event) error
+	// Wait waits until every ended transaction is stored.
+	Wait(ctx context.Context) error
+}
+
 // stream runs the streamer from the publisher's position into it.
-func stream(ctx context.Context, o options, flavor string, pub *publish.Publisher, src binlogstream.Source, st binlogstream.ServerState,
+func stream(ctx context.Context, o options, flavor string, pub sink, src binlogstream.Source, st binlogstream.ServerState,
 	history binlogstream.SchemaStore, logger logrus.FieldLogger, m *metrics.Metrics) error {
 	schema := &binlogstream.SchemaConfig{Snapshot: true, Store: history}
 	var progress time.Duration

@@ -306,7 +306,7 @@ func (a *applier) one(q string, args []any, op string, t *table, at string) erro
 		return &applyError{op: op, table: t, at: at, err: err}
 	}
 	if r.AffectedRows != 1 {
-		return &applyError{op: op, table: t, at: at, err: errMissingRow}
+		return &applyError{op: op, table: t, at: at, err: missingRow(t, args[len(args)-len(t.key):])}
 	}
 	return nil
 }

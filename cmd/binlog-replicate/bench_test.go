@@ -24,7 +24,7 @@ func BenchmarkRealReplicate(b *testing.B) {
 	src := mariadb.Start(b, mariadb.Options{})
 	tgt := mariadb.Start(b, mariadb.Options{ServerID: 2})
 	src.Exec(b, "CREATE DATABASE d", "USE d", "CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(64), n INT)")
-	r := &rig{src: src, tgt: tgt, args: []string{"--tables", "d.t", "--quiet"}}
+	r := &rig{src: src, tgt: tgt, args: []string{"--tables", "d.t"}}
 	if res := r.run(b, "--snapshot-only"); res.code != 0 { // the empty table, at the position before the writes
 		b.Fatal(res.stderr)
 	}

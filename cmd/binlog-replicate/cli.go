@@ -39,22 +39,34 @@ type rawFlags struct {
 	targetPasswordFile               string
 }
 
-// parseFlags parses and checks the command line; flag.ErrHelp for --help.
+// help is binlog-replicate's --help around its flags.
+var help = clikit.Help{
+	Synopsis: `usage: binlog-replicate --source DSN --target DSN --tables PATTERNS [flags]
+       binlog-replicate --source DSN --target DSN --tables PATTERNS --gtid [--failover DSNS] [flags]
+`,
+	Text: `Copies tables from a MySQL or MariaDB server to another one, then keeps them
+up to date from the source's binlog, exactly once across kills and restarts:
+the checkpoint is in the target (--state-db), so the same command continues
+where the last run stopped. README.md and doc.go have the full contract.
+
+Flags:
+`,
+}
+
+// parseFlags parses and checks the command line; flag.ErrHelp for --help
+// and --version.
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	var o options
 	var raw rawFlags
 	fs := newFlagSet(&o, &raw, stderr)
-	if err := fs.Parse(args); err != nil {
+	if err := clikit.Parse(fs, args, help); err != nil {
 		return nil, err
 	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	if err := clikit.Missing(fs, "source", "target", "tables"); err != nil {
+		return nil, err
 	}
 	if err := o.parseServers(raw); err != nil {
 		return nil, err
-	}
-	if raw.tables == "" {
-		return nil, errors.New("--tables is required, e.g. --tables app.orders,app.order_*")
 	}
 	srcPassword, err := o.readPasswordFiles(raw)
 	if err != nil {
@@ -76,19 +88,19 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 func newFlagSet(o *options, raw *rawFlags, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("binlog-replicate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&raw.source, "source", "", "source server DSN, USER:PASS@tcp(HOST:PORT)/ (needs REPLICATION SLAVE, BINLOG MONITOR and SELECT)")
-	fs.StringVar(&raw.target, "target", "", "target server DSN (needs CREATE, INSERT, UPDATE, DELETE, SELECT)")
-	fs.StringVar(&raw.tables, "tables", "", "tables to replicate: comma-separated schema.table patterns, e.g. app.orders,app.order_*")
-	fs.StringVar(&raw.failover, "failover", "", "with --gtid: comma-separated DSNs of the servers that may be promoted when the source is lost")
+	fs.StringVar(&raw.source, "source", "", "source server `DSN`, USER[:PASS]@tcp(HOST:PORT)/ (needs REPLICATION SLAVE, BINLOG MONITOR and SELECT); required")
+	fs.StringVar(&raw.target, "target", "", "target server `DSN` (needs CREATE, INSERT, UPDATE, DELETE, SELECT); required")
+	fs.StringVar(&raw.tables, "tables", "", "tables to replicate, `PATTERNS`: comma-separated schema.table patterns, e.g. app.orders,app.order_*; required")
+	fs.StringVar(&raw.failover, "failover", "", "with --gtid: comma-separated `DSNS` of the servers that may be promoted when the source is lost")
 	fs.StringVar(&raw.sourcePasswordFile, "source-password-file", "", "the password of --source and --failover DSNs written without one, from the first line of `FILE` (chmod 600)")
 	fs.StringVar(&raw.targetPasswordFile, "target-password-file", "", "the password of --target when written without one, from the first line of `FILE` (chmod 600)")
-	fs.UintVar(&o.serverID, "server-id", 1013, "replica server id of the binlog dump (unique among the source's replicas)")
+	fs.UintVar(&o.serverID, "server-id", 1013, "replica server `ID` of the binlog dump (unique among the source's replicas)")
 	fs.BoolVar(&o.gtid, "gtid", false, "stream by GTID (survives a failover); a run resumes in the mode it started in")
-	fs.StringVar(&o.stateDB, "state-db", "binlogstream", "target database holding the checkpoint, the table list and the schema history")
-	fs.StringVar(&o.name, "name", "default", "name of this replication in the state tables (one target may hold several)")
-	fs.IntVar(&o.batch, "batch", 200, "row changes per target transaction (committed at the next source commit)")
-	fs.IntVar(&o.chunk, "chunk", 1000, "rows per snapshot chunk read (one short read on the source, one target transaction)")
-	fs.IntVar(&o.readers, "snapshot-readers", 1, "snapshot chunk reads at once, one source connection each")
+	fs.StringVar(&o.stateDB, "state-db", "binlogstream", "target `DATABASE` holding the checkpoint, the table list and the schema history")
+	fs.StringVar(&o.name, "name", "default", "`NAME` of this replication in the state tables (one target may hold several)")
+	fs.IntVar(&o.batch, "batch", 200, "`N` row changes per target transaction (committed at the next source commit)")
+	fs.IntVar(&o.chunk, "chunk", 1000, "`N` rows per snapshot chunk read (one short read on the source, one target transaction)")
+	fs.IntVar(&o.readers, "snapshot-readers", 1, "`N` snapshot chunk reads at once, one source connection each")
 	fs.DurationVar(&o.interval, "checkpoint-interval", time.Second, "commit the checkpoint at least this often while the position moves, even through filtered-out traffic")
 	fs.DurationVar(&o.heartbeat, "heartbeat", time.Second, "heartbeat period asked of the source: how soon an idle stream flushes")
 	fs.BoolVar(&o.stopAtCurrent, "stop-at-current", false, "exit once everything the source had written at start-up is applied")
@@ -104,9 +116,6 @@ func (o *options) parseServers(raw rawFlags) error {
 		name, val string
 		dst       *binlogstream.DSN
 	}{{"--source", raw.source, &o.source}, {"--target", raw.target, &o.target}} {
-		if f.val == "" {
-			return fmt.Errorf("%s is required", f.name)
-		}
 		var err error
 		if *f.dst, err = binlogstream.ParseDSN(f.val); err != nil {
 			return fmt.Errorf("%s: %w", f.name, err)
@@ -186,8 +195,7 @@ func cli(ctx context.Context, args []string, stderr io.Writer) int {
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "binlog-replicate: %v\n", err)
-		return 2
+		return clikit.UsageError(stderr, "binlog-replicate", err)
 	}
 	log := logrus.New()
 	log.SetOutput(stderr)
@@ -348,7 +356,7 @@ func replicate(ctx context.Context, log *logrus.Logger, o *options) error {
 	log.WithFields(logrus.Fields{
 		"delivered": st.Delivered, "dropped_at_start": st.DroppedAtStart, "progress": st.Progress,
 		"snapshot_rows": a.snapRows, "applied": a.applied, "commits": a.commits, "reconnects": st.Reconnects, "failovers": st.Failovers,
-	}).Warn("binlog-replicate stopped")
+	}).Info("binlog-replicate stopped")
 	return runErr
 }
 

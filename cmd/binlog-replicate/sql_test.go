@@ -81,14 +81,14 @@ func TestParseFlags(t *testing.T) {
 		args []string
 		err  string
 	}{
-		{nil, "--source is required"},
-		{base, "--tables is required"},
+		{nil, "missing required flags --source, --target and --tables"},
+		{base, "missing required flag --tables"},
 		{append(base, "--tables", "orders"), `--tables: binlogstream: table pattern "orders": want schema.table`},
 		{append(base, "--tables", "a.b", "--failover", "r:p@tcp(h:1)/"), "--failover needs --gtid"},
 		{append(base, "--tables", "a.b", "--batch", "0"), "--batch must be at least 1"},
 		{append(base, "--tables", "a.b", "--server-id", "0"), "--server-id"},
 		{append(base, "--tables", "a.b", "--checkpoint-interval", "0s"), "--checkpoint-interval"},
-		{[]string{"--source", "r:p@tcp(127.0.0.1:3306)/?nope=1", "--target", "x"}, "--source: "},
+		{[]string{"--source", "r:p@tcp(127.0.0.1:3306)/?nope=1", "--target", "x", "--tables", "a.b"}, "--source: "},
 		{append(base, "--tables", "a.b", "extra"), `unexpected argument "extra"`},
 	} {
 		_, err := parseFlags(c.args, &bytes.Buffer{})

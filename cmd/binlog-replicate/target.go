@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
@@ -265,7 +267,21 @@ func (e *applyError) Error() string {
 
 func (e *applyError) Unwrap() error { return e.err }
 
-var errMissingRow = errors.New("the target has no row with that primary key (the target diverged from the source)")
+// missingRow says which row the target lacks: key holds the values of
+// t's primary key columns.
+func missingRow(t *table, key []any) error {
+	parts := make([]string, len(key))
+	for i, v := range key {
+		switch x := v.(type) {
+		case []byte:
+			v = strconv.Quote(string(x))
+		case string:
+			v = strconv.Quote(x)
+		}
+		parts[i] = fmt.Sprintf("%s=%v", t.cols[t.key[i]], v)
+	}
+	return fmt.Errorf("the target has no row with primary key %s (the target diverged from the source)", strings.Join(parts, ", "))
+}
 
 func isDuplicateKey(err error) bool {
 	var me *mysql.MyError

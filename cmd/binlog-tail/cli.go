@@ -25,12 +25,13 @@ import (
 // dump per replica id, so two binlog-tails on one server need different ids.
 const defaultServerID = 0x424C54
 
-const usageText = `usage: binlog-tail --dsn 'USER@tcp(HOST:PORT)/' --password-file FILE --out FILE [flags]
+const synopsis = `usage: binlog-tail --dsn DSN --out FILE [--password-file FILE] [flags]
        binlog-tail --dsn DSN --out FILE --gtid [--failover-to DSN]... [flags]
        binlog-tail --binlog-dir DIR --out FILE [flags]
        binlog-tail --demo
+`
 
-Streams the binlog of a MySQL or MariaDB server (binlog_format=ROW), or the
+const usageText = `Streams the binlog of a MySQL or MariaDB server (binlog_format=ROW), or the
 binlog files in DIR, to FILE as JSON Lines, one line per row change and one
 per DDL or other statement.
 FILE is the checkpoint: when it is not empty, binlog-tail resumes right after
@@ -143,17 +144,14 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
 	var raw rawFlags
 	fs := newFlagSet(&o, &raw, stderr)
-	if err := fs.Parse(args); err != nil {
+	if err := clikit.Parse(fs, args, clikit.Help{Synopsis: synopsis, Text: usageText, After: formatText}); err != nil {
 		return o, err
-	}
-	if fs.NArg() > 0 {
-		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	if o.Demo {
 		return o, nil
 	}
-	if (raw.dsn == "" && o.BinlogDir == "") || o.Out == "" {
-		return o, errors.New("--out and one of --dsn or --binlog-dir are required (see --help)")
+	if err := missingSource(o.Out, raw.dsn, o.BinlogDir); err != nil {
+		return o, err
 	}
 	password, err := o.resolveDSN(raw)
 	if err != nil {
@@ -177,18 +175,34 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	return o, o.checkStart()
 }
 
+// missingSource names every required flag missing: --out, and --dsn or
+// --binlog-dir.
+func missingSource(out, dsn, dir string) error {
+	var missing []string
+	if out == "" {
+		missing = append(missing, "--out FILE")
+	}
+	if dsn == "" && dir == "" {
+		missing = append(missing, "--dsn DSN or --binlog-dir DIR")
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return fmt.Errorf("missing %s", strings.Join(missing, ", and "))
+}
+
 // newFlagSet defines binlog-tail's flags, parsed into o and raw.
 func newFlagSet(o *options, raw *rawFlags, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("binlog-tail", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&raw.dsn, "dsn", "", "source server, a go-sql-driver DSN: USER:PASS@tcp(HOST:PORT)/ or USER:PASS@unix(PATH)/ (needs REPLICATION SLAVE and BINLOG MONITOR / REPLICATION CLIENT)")
+	fs.StringVar(&raw.dsn, "dsn", "", "source server, a go-sql-driver `DSN`: USER:PASS@tcp(HOST:PORT)/ or USER:PASS@unix(PATH)/ (needs REPLICATION SLAVE and BINLOG MONITOR / REPLICATION CLIENT)")
 	fs.StringVar(&o.Out, "out", "", "JSON Lines output `FILE`; also the checkpoint, resumed with its schema history FILE.schema (refused when that is missing)")
 	fs.StringVar(&o.BinlogBase, "binlog-base", "", "with --binlog-dir: the binlog files' `NAME` before the number (mysql-bin for mysql-bin.000001), "+
 		"needed when DIR holds several binlogs (a replica's datadir also holds its relay log)")
 	fs.StringVar(&o.BinlogDir, "binlog-dir", "", "read the binlog files in `DIR` (a server's binlog directory, a copy, or an archive written by mariadb-binlog/mysqlbinlog --raw) instead of a server; "+
 		"the order is DIR's *.index file when there is one, else the file names. With --dsn: an archive of the server's files, read for what the server has purged "+
 		"(then the stream continues on the server)")
-	fs.StringVar(&o.Start, "start", "", "where to start when FILE is empty: current (SHOW MASTER STATUS), oldest (first of SHOW BINARY LOGS, offset 4) or FILE:POS;\n"+
+	fs.StringVar(&o.Start, "start", "", "`WHERE` to start when FILE is empty: current (SHOW MASTER STATUS), oldest (first of SHOW BINARY LOGS, offset 4) or FILE:POS;\n"+
 		"with --gtid: current (the server's executed GTID set), oldest (every transaction the server still has) or a GTID set (stream what is not in it).\n"+
 		startDefaultText)
 	fs.BoolVar(&o.StopAtCurrent, "stop-at-current", false, "exit 0 once everything up to the server's position at startup (SHOW MASTER STATUS; with --gtid its executed GTID set) is written")
@@ -200,9 +214,9 @@ func newFlagSet(o *options, raw *rawFlags, stderr io.Writer) *flag.FlagSet {
 	})
 	fs.StringVar(&raw.passwordFile, "password-file", "", "read the password of every DSN that has none from `FILE` (one line; no access for group or others, as chmod 600); "+
 		"otherwise the MYSQL_PWD environment variable gives it")
-	fs.UintVar(&o.ServerID, "server-id", defaultServerID, "replica server id to register with; must differ from every other replica's (and every other binlog-tail's) on the server")
-	fs.StringVar(&o.Flavor, "flavor", "", "mysql or mariadb (default: detected from the server version)")
-	fs.Func("tables", "write the rows of these tables only: comma-separated schema.table patterns (* and ? match within a name: app.orders,app.audit_*); "+
+	fs.UintVar(&o.ServerID, "server-id", defaultServerID, "replica server `ID` to register with; must differ from every other replica's (and every other binlog-tail's) on the server")
+	fs.StringVar(&o.Flavor, "flavor", "", "`mysql|mariadb`: mysql or mariadb (default: detected from the server version)")
+	fs.Func("tables", "`PATTERNS`: write the rows of these tables only: comma-separated schema.table patterns (* and ? match within a name: app.orders,app.audit_*); "+
 		"other tables' rows are not decoded, and a progress line carries the position past them about once a second. Resume a file with the same --tables", func(s string) error {
 		p, err := binlogstream.ParseTablePatterns(s)
 		o.Tables = p
@@ -211,8 +225,8 @@ func newFlagSet(o *options, raw *rawFlags, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.TablesLater, "tables-created-later", false, "a --tables pattern that matches no table yet names tables created later: a warning, not a refusal")
 	fs.BoolVar(&o.Snapshot, "snapshot", false, "also read the rows the tables --tables selects (all tables without it) already hold, while streaming: "+
 		"one read line per row, in key chunks each read in its own short transaction (MariaDB); every change of a row comes after its read line")
-	fs.UintVar(&o.SnapshotReaders, "snapshot-readers", 0, "--snapshot: chunk reads at once, one connection each (0: the library's default)")
-	fs.UintVar(&o.SnapshotChunkRows, "snapshot-chunk-rows", 0, "--snapshot: rows per chunk read (0: the library's default)")
+	fs.UintVar(&o.SnapshotReaders, "snapshot-readers", 0, "--snapshot: `N` chunk reads at once, one connection each (0: the library's default)")
+	fs.UintVar(&o.SnapshotChunkRows, "snapshot-chunk-rows", 0, "--snapshot: `N` rows per chunk read (0: the library's default)")
 	fs.Func("snapshot-keyless", "`refuse|skip`: "+clikit.KeylessUsage, func(s string) error {
 		var err error
 		o.SnapshotKeyless, err = clikit.ParseKeyless(s)
@@ -224,11 +238,6 @@ func newFlagSet(o *options, raw *rawFlags, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the run to `FILE` (for go tool pprof)")
 	defineFormatFlags(fs, &o.formatFlags)
 	fs.BoolVar(&o.Demo, "demo", false, "run a self-contained crash-and-resume demo on an in-process fake server and exit")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), usageText)
-		fs.PrintDefaults()
-		fmt.Fprint(fs.Output(), formatText)
-	}
 	return fs
 }
 
@@ -345,8 +354,7 @@ func cli(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "binlog-tail: %s\n", oneLine(err.Error()))
-		return 2
+		return clikit.UsageError(stderr, "binlog-tail", err)
 	}
 	stopProfile, err := startCPUProfile(o.CPUProfile)
 	if err == nil {
@@ -358,6 +366,12 @@ func cli(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if perr := stopProfile(); err == nil {
 			err = perr
 		}
+	}
+	if err != nil && ctx.Err() != nil && !o.Demo && !errors.As(err, new(*binlogstream.ListenerError)) {
+		// A signal during the set-up (before the stream, which stops by
+		// itself) cuts its queries short: nothing was written, so it is
+		// the prompt stop the signal asked for, not a failure.
+		err = nil
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "binlog-tail: %s\n", oneLine(err.Error()))

@@ -300,11 +300,11 @@ type formatFlags struct {
 
 // defineFormatFlags defines --format and the Debezium flags into f.
 func defineFormatFlags(fs *flag.FlagSet, f *formatFlags) {
-	fs.StringVar(&f.Format, "format", formatLines, "what a line of FILE holds: lines (binlog-tail's own, below) or debezium "+
+	fs.StringVar(&f.Format, "format", formatLines, "`lines|debezium`: what a line of FILE holds: lines (binlog-tail's own, below) or debezium "+
 		"(a Debezium MySQL connector change event per line: {\"topic\",\"key\",\"value\",\"resume\"}; see docs/debezium.md)")
-	fs.StringVar(&f.DecimalHandling, "decimal-handling", string(debezium.DecimalPrecise), "--format debezium: DECIMAL as Debezium's decimal.handling.mode: "+
+	fs.StringVar(&f.DecimalHandling, "decimal-handling", string(debezium.DecimalPrecise), "`MODE`, with --format debezium: DECIMAL as Debezium's decimal.handling.mode: "+
 		"precise (bytes of the unscaled value, the scale in the schema), string or double")
 	fs.BoolVar(&f.Schemas, "schemas", false, "--format debezium: keys and values as {\"schema\",\"payload\"}, as Kafka Connect's JsonConverter writes them with schemas.enable=true")
 	fs.BoolVar(&f.NoTombstones, "no-tombstones", false, "--format debezium: no tombstone (the key with a null value) after a delete")
-	fs.StringVar(&f.TopicPrefix, "topic-prefix", debezium.DefaultTopicPrefix, "--format debezium: Debezium's topic.prefix: topics PREFIX.DB.TABLE, DDL to PREFIX, source.name")
+	fs.StringVar(&f.TopicPrefix, "topic-prefix", debezium.DefaultTopicPrefix, "--format debezium: Debezium's topic.prefix, `PREFIX`: topics PREFIX.DB.TABLE, DDL to PREFIX, source.name")
 }

@@ -104,9 +104,11 @@ func TestEndToEndMariaDB(t *testing.T) {
 	})
 
 	t.Run("SIGTERM", func(t *testing.T) {
-		for _, delay := range []time.Duration{50 * time.Millisecond, 300 * time.Millisecond} {
+		for _, delay := range []time.Duration{0, 50 * time.Millisecond, 300 * time.Millisecond} {
 			out := filepath.Join(t.TempDir(), "term.jsonl")
 			cmd := exec.Command(bin, "--dsn", dsn, "--out", out, "--start", "oldest", "--server-id", "78", "--quiet")
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
 			require.NoError(t, cmd.Start())
 			// The output file exists once binlog-tail handles signals (a
 			// process still starting up on a loaded machine dies of one).
@@ -114,7 +116,7 @@ func TestEndToEndMariaDB(t *testing.T) {
 			time.Sleep(delay)
 			require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 			began := time.Now()
-			require.NoError(t, cmd.Wait(), "exit 0 after SIGTERM")
+			require.NoError(t, cmd.Wait(), "exit 0 after SIGTERM; stderr: %s", stderr.String())
 			assert.Less(t, time.Since(began), 3*time.Second)
 			got, err := os.ReadFile(out)
 			require.NoError(t, err)

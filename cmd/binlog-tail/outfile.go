@@ -47,7 +47,7 @@ func openOutput(path string) (*os.File, recovered, error) {
 	}
 	if err != nil {
 		f.Close()
-		return nil, recovered{}, fmt.Errorf("%s: %w", path, err)
+		return nil, recovered{}, outputError(path, err)
 	}
 	return f, rec, nil
 }
@@ -67,7 +67,7 @@ func peekOutput(path string) (recovered, error) {
 	defer f.Close()
 	rec, err := recoverFile(readOnlyFile{f})
 	if err != nil {
-		return recovered{}, fmt.Errorf("%s: %w", path, err)
+		return recovered{}, outputError(path, err)
 	}
 	return rec, nil
 }
@@ -158,18 +158,74 @@ func recoverFile(f fileLike) (recovered, error) {
 		Skip   int     `json:"skip"`
 	}
 	if err := json.Unmarshal(line, &v); err != nil || v.Resume == nil {
-		return recovered{}, fmt.Errorf("the last line (at byte %d) is not a binlog-tail line with a \"resume\" token: %.80q", start+1, line)
+		return recovered{}, badLastLine(f, start+1, fmt.Errorf("not a binlog-tail line with a \"resume\" token: %.80q", line))
 	}
 	r, err := binlogstream.ParseResumePosition(*v.Resume)
 	if err == nil && r.IsZero() {
 		err = fmt.Errorf("empty resume token")
 	}
 	if err != nil {
-		return recovered{}, fmt.Errorf("the last line (at byte %d): %w", start+1, err)
+		return recovered{}, badLastLine(f, start+1, err)
 	}
 	rec.Resume, rec.Lines = r, true
 	rec.Debezium, rec.Skip = v.Type == nil, v.Skip
 	return rec, nil
+}
+
+// lastLineError is a last complete line that gives no resume token.
+type lastLineError struct {
+	line int64 // its number, from 1; 0 when it could not be counted
+	at   int64 // its first byte's offset
+	err  error
+}
+
+func (e *lastLineError) Error() string {
+	if e.line == 0 {
+		return fmt.Sprintf("the last line (at byte %d): %v", e.at, e.err)
+	}
+	return fmt.Sprintf("the last line, line %d (at byte %d): %v", e.line, e.at, e.err)
+}
+
+func (e *lastLineError) Unwrap() error { return e.err }
+
+// badLastLine numbers the last line, which starts at offset at, by
+// counting the lines before it: only on this error path is the whole file
+// read.
+func badLastLine(f io.ReaderAt, at int64, err error) error {
+	n, cerr := countByte(f, at, '\n')
+	if cerr != nil {
+		return &lastLineError{at: at, err: err}
+	}
+	return &lastLineError{line: n + 1, at: at, err: err}
+}
+
+// countByte counts c in f[0:n].
+func countByte(f io.ReaderAt, n int64, c byte) (int64, error) {
+	buf := make([]byte, 1<<20)
+	var count int64
+	for off := int64(0); off < n; {
+		k, err := f.ReadAt(buf[:min(int64(len(buf)), n-off)], off)
+		count += int64(bytes.Count(buf[:k], []byte{c}))
+		off += int64(k)
+		if err != nil && off < n {
+			return 0, err
+		}
+	}
+	return count, nil
+}
+
+// outputError names the output file in err and, for a bad last line,
+// says how to keep the lines before it.
+func outputError(path string, err error) error {
+	var le *lastLineError
+	if !errors.As(err, &le) {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	keep := "the lines before it"
+	if le.line > 0 {
+		keep = fmt.Sprintf("lines 1 to %d", le.line-1)
+	}
+	return fmt.Errorf("%s: %w; to resume after %s, cut the file before it: truncate -s %d %s", path, err, keep, le.at, path)
 }
 
 // lastIndexByte returns the offset of the last c in f[0:n], or -1, reading

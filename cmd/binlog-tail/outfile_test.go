@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -211,4 +212,27 @@ func TestReservingWriterFailure(t *testing.T) {
 	got, err := os.ReadFile(f.Name())
 	require.NoError(t, err)
 	assert.True(t, bytes.Equal(want, got))
+}
+
+// A bad last line is refused with its line number and the cut that keeps
+// the lines before it; after that cut the file resumes from the line
+// before.
+func TestRecoverFileBadLastLineSaysWhereToCut(t *testing.T) {
+	l1, l2 := lineWith(tokenAt(100), 3), lineWith(tokenAt(200), 5)
+	for _, last := range []string{"garbage\n", `{"resume":"bls1.AAAA"}` + "\n"} {
+		path := filepath.Join(t.TempDir(), "out.jsonl")
+		require.NoError(t, os.WriteFile(path, []byte(l1+l2+last), 0o600))
+		_, _, err := openOutput(path)
+		require.Error(t, err)
+		at := len(l1 + l2)
+		assert.Contains(t, err.Error(), fmt.Sprintf("%s: the last line, line 3 (at byte %d): ", path, at))
+		want := fmt.Sprintf("; to resume after lines 1 to 2, cut the file before it: truncate -s %d %s", at, path)
+		assert.True(t, strings.HasSuffix(err.Error(), want), err.Error())
+
+		require.NoError(t, os.Truncate(path, int64(at))) // what the message says to run
+		f, rec, err := openOutput(path)
+		require.NoError(t, err)
+		assert.Equal(t, tokenAt(200), rec.Resume)
+		require.NoError(t, f.Close())
+	}
 }

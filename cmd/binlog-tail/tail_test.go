@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -17,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/binlogstream/binlogstream"
+	"github.com/binlogstream/binlogstream/cmd/internal/clikit"
 	th "github.com/binlogstream/binlogstream/testhelpers"
 )
 
@@ -140,8 +143,10 @@ func TestFlags(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{[]string{"--out", "x"}, 2, "--out and one of --dsn or --binlog-dir are required"},
-		{[]string{"--dsn", "u:secret@tcp(127.0.0.1:1)/"}, 2, "--out and one of --dsn or --binlog-dir are required"},
+		{[]string{"--out", "x"}, 2, "binlog-tail: missing --dsn DSN or --binlog-dir DIR\n"},
+		{[]string{"--dsn", "u:secret@tcp(127.0.0.1:1)/"}, 2, "binlog-tail: missing --out FILE\n"},
+		{nil, 2, "binlog-tail: missing --out FILE, and --dsn DSN or --binlog-dir DIR\n"},
+		{[]string{"--bogus"}, 2, "binlog-tail: flag provided but not defined: -bogus\n"},
 		{[]string{"--dsn", "u:secret@nohost", "--out", "x"}, 2, "tcp(HOST:PORT)"},
 		{[]string{"--dsn", "u:secret@tcp(127.0.0.1:1)/", "--out", "x", "--start", "bogus"}, 2, "--start"},
 		{[]string{"--dsn", "u:secret@tcp(127.0.0.1:1)/", "--out", "x", "--flavor", "pg"}, 2, "--flavor"},
@@ -152,10 +157,24 @@ func TestFlags(t *testing.T) {
 		assert.Equal(t, tc.code, code, "%v", tc.args)
 		assert.Contains(t, stderr.String(), tc.msg)
 		assert.NotContains(t, stderr.String(), "secret")
-		assert.Equal(t, 1, bytes.Count(stderr.Bytes(), []byte("\n")), stderr.String())
+		// The cause, then where the flags are described: not the help.
+		assert.Equal(t, 2, bytes.Count(stderr.Bytes(), []byte("\n")), stderr.String())
+		assert.True(t, strings.HasSuffix(stderr.String(), "\nRun 'binlog-tail --help' for the flags.\n"), stderr.String())
 	}
+
+	// --help: the synopsis first, --password-file optional, every flag's
+	// argument named; --version one line.
+	var stdout, help bytes.Buffer
+	assert.Equal(t, 0, cli(context.Background(), []string{"--help"}, &stdout, &help))
+	assert.True(t, strings.HasPrefix(help.String(), "usage: binlog-tail --dsn DSN --out FILE [--password-file FILE] [flags]\n"), help.String())
+	assert.Empty(t, clikit.CheckPlaceholders(newFlagSet(new(options), new(rawFlags), io.Discard)))
+	help.Reset()
+	assert.Equal(t, 0, cli(context.Background(), []string{"--version"}, &stdout, &help))
+	assert.True(t, strings.HasPrefix(help.String(), "binlog-tail "), help.String())
+	assert.Equal(t, 1, strings.Count(help.String(), "\n"))
 	// Nothing listens on port 1: one line, exit 1, no password.
-	var stdout, stderr bytes.Buffer
+	var stderr bytes.Buffer
+	stdout.Reset()
 	out := filepath.Join(t.TempDir(), "out.jsonl")
 	code := cli(context.Background(), []string{"--dsn", "u:secret@tcp(127.0.0.1:1)/", "--out", out, "--quiet"}, &stdout, &stderr)
 	assert.Equal(t, 1, code)

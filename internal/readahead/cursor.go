@@ -29,14 +29,25 @@ type Cursor struct {
 
 // Next returns the next event, its rows decoded, or the queue's error.
 func (c *Cursor) Next(ctx context.Context) (*replication.BinlogEvent, error) {
-	ev, err := c.take(ctx)
+	ev, _, err := c.NextOrIdle(ctx, nil)
+	return ev, err
+}
+
+// NextOrIdle is Next that also returns (nil, true, nil) when wake is
+// closed while nothing is queued: the reader has handed over every event
+// it had. The cursor stays usable.
+func (c *Cursor) NextOrIdle(ctx context.Context, wake <-chan struct{}) (*replication.BinlogEvent, bool, error) {
+	ev, err := c.take(ctx, wake)
+	if err == nil && ev == nil {
+		return nil, true, nil
+	}
 	if err == nil && c.Dec != nil {
 		c.arena, err = c.Dec.Wait(ev)
 	}
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return ev, nil
+	return ev, false, nil
 }
 
 // TakeArena returns the arena of the rows of the event Next returned
@@ -47,7 +58,8 @@ func (c *Cursor) TakeArena() *rows.Arena {
 	return a
 }
 
-func (c *Cursor) take(ctx context.Context) (*replication.BinlogEvent, error) {
+// take returns the next event; nil, nil when wake closed first.
+func (c *Cursor) take(ctx context.Context, wake <-chan struct{}) (*replication.BinlogEvent, error) {
 	if c.pos < len(c.batch) {
 		ev := c.batch[c.pos]
 		c.batch[c.pos] = nil
@@ -60,12 +72,14 @@ func (c *Cursor) take(ctx context.Context) (*replication.BinlogEvent, error) {
 	if c.OnWait != nil {
 		c.OnWait()
 	}
-	batch, err := c.Q.Take(c.batch, ctx.Done())
+	batch, err := c.Q.TakeOrWake(c.batch, ctx.Done(), wake)
 	if c.OnWait != nil {
 		c.OnWait()
 	}
 	if err == nil && batch == nil {
-		err = ctx.Err()
+		if err = ctx.Err(); err == nil {
+			return nil, nil // woken
+		}
 	}
 	if err != nil {
 		if c.TakeErr != nil {

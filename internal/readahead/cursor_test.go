@@ -44,3 +44,28 @@ func TestCursorServesInOrderThenTheError(t *testing.T) {
 	_, err = (&Cursor{Q: NewQueue(1, 1)}).Next(ctx)
 	assert.ErrorIs(t, err, context.Canceled)
 }
+
+// TestCursorWakesWhenIdle: NextOrIdle returns idle when woken with
+// nothing queued, stays usable, and serves queued events before a wake.
+func TestCursorWakesWhenIdle(t *testing.T) {
+	q := NewQueue(4, 1<<20)
+	c := Cursor{Q: q}
+	wake := make(chan struct{})
+	close(wake)
+	ev, idle, err := c.NextOrIdle(context.Background(), wake)
+	require.NoError(t, err)
+	assert.True(t, idle)
+	assert.Nil(t, ev)
+
+	require.NoError(t, q.HandleEvent(queuedEvent(1)))
+	ev, idle, err = c.NextOrIdle(context.Background(), wake)
+	require.NoError(t, err)
+	assert.False(t, idle, "a queued event comes before the wake")
+	assert.EqualValues(t, 1, ev.Header.LogPos)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, idle, err = c.NextOrIdle(ctx, make(chan struct{}))
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.False(t, idle)
+}

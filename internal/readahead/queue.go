@@ -111,6 +111,12 @@ func (q *Queue) Fail(err error) {
 // queue's next buffer, waiting until there is one, the queue failed, or
 // cancel is closed (then it returns nil, nil).
 func (q *Queue) Take(spare []*replication.BinlogEvent, cancel <-chan struct{}) ([]*replication.BinlogEvent, error) {
+	return q.TakeOrWake(spare, cancel, nil)
+}
+
+// TakeOrWake is Take that also returns nil, nil when woken is closed
+// while the queue is empty.
+func (q *Queue) TakeOrWake(spare []*replication.BinlogEvent, cancel, woken <-chan struct{}) ([]*replication.BinlogEvent, error) {
 	for {
 		q.mu.Lock()
 		if len(q.buf) > 0 {
@@ -134,6 +140,8 @@ func (q *Queue) Take(spare []*replication.BinlogEvent, cancel <-chan struct{}) (
 		case <-q.ready:
 		case <-q.done:
 		case <-cancel:
+			return nil, nil
+		case <-woken:
 			return nil, nil
 		}
 	}
