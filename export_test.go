@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/binlogstream/binlogstream/internal/charset"
+	"github.com/binlogstream/binlogstream/internal/chunkread"
 	"github.com/binlogstream/binlogstream/internal/ddl"
 	"github.com/binlogstream/binlogstream/internal/schema"
 	"github.com/binlogstream/binlogstream/internal/snapshot"
@@ -281,10 +282,10 @@ func SnapshotWatermarks(on bool) { snapWatermarks = on }
 func SnapshotWatermarkNaive(mode string) {
 	switch mode {
 	case "low-after":
-		snapWatermarkNaive = naiveLowAfter
+		snapWatermarkNaive = chunkread.NaiveLowAfter
 	case "no-locking":
-		snapWatermarkNaive = naiveNoLocking
+		snapWatermarkNaive = chunkread.NaiveNoLocking
 	default:
-		snapWatermarkNaive = naiveNone
+		snapWatermarkNaive = chunkread.NaiveNone
 	}
 }

@@ -3,7 +3,6 @@ package binlogstream
 import (
 	"bytes"
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -11,12 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unsafe"
 
-	"github.com/go-mysql-org/go-mysql/client"
-	"github.com/go-mysql-org/go-mysql/mysql"
-
-	"github.com/binlogstream/binlogstream/internal/charset"
+	"github.com/binlogstream/binlogstream/internal/chunkread"
 	"github.com/binlogstream/binlogstream/internal/schema"
 	"github.com/binlogstream/binlogstream/internal/snapshot"
 )
@@ -63,28 +58,13 @@ type chunkRead struct {
 type snapTable struct {
 	id    string // "schema.table", the key of the snapshot state
 	table *Table
-	key   []int    // indexes in table.Columns of the key's columns, in order
-	kinds []keyCmp // how each key column compares
-	index string   // the key's index name
-	// query parts: the select list and the ORDER BY.
-	selectList, orderBy string
-	// hidden is how many of table.Columns, at the end, are MariaDB's long
-	// unique key hashes: in the row image, not selectable, so a read row
-	// has them Absent.
-	hidden int
+	// rt is how its chunks are read. Its rows end with a value Absent
+	// for each of MariaDB's long unique key hashes at the end of
+	// table.Columns: in the row image, not selectable.
+	rt    *chunkread.Table
+	key   []int               // indexes in table.Columns of the key's columns, in order
+	kinds []chunkread.KeyKind // how each key column compares
 }
-
-// keyCmp says how a key column's values compare in Go.
-type keyCmp uint8
-
-const (
-	cmpInt     keyCmp = iota // int64/uint64
-	cmpDecimal               // snapshot.Decimal
-	cmpBytes                 // byte order: binary strings, fixed-format temporal text
-	cmpTime                  // TIME: microseconds
-	cmpBinText               // a UTF-8 _bin collation: byte order after trailing spaces go
-	cmpWeight                // the server's WEIGHT_STRING
-)
 
 var errNoSnapshotKey = errors.New("has no primary key and no UNIQUE key of NOT NULL columns: it cannot be read in key order")
 
@@ -112,22 +92,11 @@ func newSnapTable(st SnapshotTable) (*snapTable, error) {
 	if len(cols) == 0 {
 		return nil, fmt.Errorf("binlogstream: snapshot of %s: the table %w", quoteName(st.Schema, st.Name), errNoSnapshotKey)
 	}
-	var sel, order []string
-	for _, c := range st.Columns {
-		sel = append(sel, quoteIdent(c.Name))
+	rt, err := chunkread.NewTable(st.Schema, st.Name, slices.Clip(st.Columns), cols, index)
+	if err != nil {
+		return nil, fmt.Errorf("binlogstream: snapshot of %s: %w", quoteName(st.Schema, st.Name), err)
 	}
-	for _, c := range cols {
-		i := schema.ColumnIndex(st.Columns, c)
-		if i < 0 {
-			return nil, fmt.Errorf("binlogstream: snapshot of %s: key column %s not found", quoteName(st.Schema, st.Name), c)
-		}
-		k, err := keyCmpOf(&st.Columns[i])
-		if err != nil {
-			return nil, fmt.Errorf("binlogstream: snapshot of %s: key column %s: %w", quoteName(st.Schema, st.Name), c, err)
-		}
-		t.key, t.kinds = append(t.key, i), append(t.kinds, k)
-		order = append(order, quoteIdent(c))
-	}
+	t.rt, t.key, t.kinds = rt, rt.Key, rt.Kinds
 	if index == "PRIMARY" {
 		t.table.PrimaryKey = slices.Clone(t.key)
 	}
@@ -136,43 +105,12 @@ func newSnapTable(st SnapshotTable) (*snapTable, error) {
 	t.table.Columns = slices.Clip(st.Columns)
 	for _, k := range st.UniqueKeys {
 		if k.Hash {
-			t.hidden++
-			t.table.Columns = append(t.table.Columns, schema.HashColumn(t.hidden))
+			rt.Extra++
+			t.table.Columns = append(t.table.Columns, schema.HashColumn(rt.Extra))
 		}
 	}
-	t.index, t.selectList, t.orderBy = index, strings.Join(sel, ", "), strings.Join(order, ", ")
+	rt.Fill = Absent
 	return t, nil
-}
-
-func quoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
-
-func keyCmpOf(c *Column) (keyCmp, error) {
-	switch c.DataType {
-	case "tinyint", "smallint", "mediumint", "int", "bigint", "year":
-		return cmpInt, nil
-	case "decimal":
-		return cmpDecimal, nil
-	case "date", "datetime", "timestamp":
-		return cmpBytes, nil
-	case "time":
-		return cmpTime, nil
-	case "binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob":
-		return cmpBytes, nil
-	case "char", "varchar", "tinytext", "text", "mediumtext", "longtext":
-		if c.Charset == "binary" {
-			return cmpBytes, nil
-		}
-		if charset.IsUTF8(c.Charset) || c.Charset == "ascii" {
-			if strings.HasSuffix(c.Collation, "_bin") {
-				return cmpBinText, nil
-			}
-		}
-		if c.Collation == "" {
-			return 0, errors.New("its collation is unknown")
-		}
-		return cmpWeight, nil
-	}
-	return 0, fmt.Errorf("type %s has no key order this package reproduces", c.DataType)
 }
 
 // padSpace reports whether a collation ignores trailing spaces.
@@ -193,27 +131,27 @@ func keyRaw(v any) any {
 }
 
 // localCmp is the comparable form of one key value (raw: keyRaw's),
-// except for cmpWeight.
-func localCmp(k keyCmp, raw any) (any, error) {
+// except for chunkread.Weight.
+func localCmp(k chunkread.KeyKind, raw any) (any, error) {
 	switch k {
-	case cmpInt:
+	case chunkread.Int:
 		switch raw.(type) {
 		case int64, uint64:
 			return raw, nil
 		}
-	case cmpDecimal:
+	case chunkread.Decimal:
 		if b, ok := raw.([]byte); ok {
 			return snapshot.Decimal(b), nil
 		}
-	case cmpBytes:
+	case chunkread.Bytes:
 		if b, ok := raw.([]byte); ok {
 			return b, nil
 		}
-	case cmpBinText:
+	case chunkread.BinText:
 		if b, ok := raw.([]byte); ok {
 			return bytes.TrimRight(b, " "), nil
 		}
-	case cmpTime:
+	case chunkread.Time:
 		if b, ok := raw.([]byte); ok {
 			return timeMicros(string(b))
 		}
@@ -253,7 +191,7 @@ func timeMicros(s string) (int64, error) {
 }
 
 // keyOf is the key of a row (values as a rows event's Rows hold them),
-// with Cmp set for every column but cmpWeight ones.
+// with Cmp set for every column but chunkread.Weight ones.
 func (t *snapTable) keyOf(tbl *Table, row []any) (snapshot.Key, error) {
 	k := snapshot.Key{Raw: make([]any, len(t.key)), Cmp: make([]any, len(t.key))}
 	for j, i := range t.key {
@@ -261,7 +199,7 @@ func (t *snapTable) keyOf(tbl *Table, row []any) (snapshot.Key, error) {
 			return k, fmt.Errorf("row of %s has no key column %d", t.id, i)
 		}
 		k.Raw[j] = keyRaw(tbl.Value(i, row[i]))
-		if t.kinds[j] != cmpWeight {
+		if t.kinds[j] != chunkread.Weight {
 			c, err := localCmp(t.kinds[j], k.Raw[j])
 			if err != nil {
 				return k, fmt.Errorf("%s key column %s: %w", t.id, t.table.Columns[i].Name, err)
@@ -273,60 +211,7 @@ func (t *snapTable) keyOf(tbl *Table, row []any) (snapshot.Key, error) {
 }
 
 // needsServer reports whether t's keys need the server's weights.
-func (t *snapTable) needsServer() bool { return slices.Contains(t.kinds, cmpWeight) }
-
-// literal is a key value as SQL, in the column's type and collation.
-func (t *snapTable) literal(j int, raw any) (string, error) {
-	c := &t.table.Columns[t.key[j]]
-	switch x := raw.(type) {
-	case int64:
-		return strconv.FormatInt(x, 10), nil
-	case uint64:
-		return strconv.FormatUint(x, 10), nil
-	case []byte:
-		lit := "X'" + hex.EncodeToString(x) + "'"
-		switch t.kinds[j] {
-		case cmpBinText, cmpWeight:
-			return "CONVERT(_utf8mb4 " + lit + " USING " + c.Charset + ") COLLATE " + c.Collation, nil
-		case cmpBytes:
-			if c.Charset == "binary" {
-				return lit, nil
-			}
-			return "CAST(" + lit + " AS CHAR CHARACTER SET ascii)", nil
-		case cmpDecimal:
-			// A numeric literal with a point is an exact DECIMAL; a
-			// string would compare as a double.
-			if len(x) == 0 || strings.Trim(string(x), "-+0123456789.") != "" {
-				return "", fmt.Errorf("DECIMAL key value %q of %s", x, t.id)
-			}
-			return string(x), nil
-		case cmpTime:
-			return "CAST(" + lit + " AS TIME(6))", nil
-		}
-	}
-	return "", fmt.Errorf("key value %T of %s does not fit its column", raw, t.id)
-}
-
-// after is the WHERE condition "key > b" as the index orders it.
-func (t *snapTable) after(b []any) (string, error) {
-	if len(b) != len(t.key) {
-		return "", fmt.Errorf("boundary of %s has %d values for a key of %d columns", t.id, len(b), len(t.key))
-	}
-	cond := ""
-	for j := len(t.key) - 1; j >= 0; j-- {
-		lit, err := t.literal(j, b[j])
-		if err != nil {
-			return "", err
-		}
-		col := quoteIdent(t.table.Columns[t.key[j]].Name)
-		if cond == "" {
-			cond = col + " > " + lit
-		} else {
-			cond = col + " > " + lit + " OR (" + col + " = " + lit + " AND (" + cond + "))"
-		}
-	}
-	return cond, nil
-}
+func (t *snapTable) needsServer() bool { return slices.Contains(t.kinds, chunkread.Weight) }
 
 var _ snapshotSource = (*SyncerSource)(nil)
 
@@ -381,192 +266,40 @@ func (s *SyncerSource) chunkReader(ctx context.Context) (chunkReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Values as the binlog holds them: text in its column's charset,
-	// TIMESTAMP in UTC (the source's TimestampStringLocation by default).
-	if _, err := conn.Execute("SET SESSION character_set_results = binary, SESSION time_zone = '+00:00'"); err != nil {
-		done()
-		return nil, fmt.Errorf("binlogstream: snapshot: set up the reader's session: %w", err)
-	}
-	r := &syncerChunks{conn: conn, done: done}
+	mode := chunkread.Snapshot
 	if s.watermarkReads() {
-		return newWatermarkChunks(r)
+		mode = chunkread.Watermark
 	}
-	return r, nil
+	rd, err := chunkread.New(conn, mode)
+	if err != nil {
+		done()
+		return nil, fmt.Errorf("binlogstream: snapshot: %w", err)
+	}
+	rd.SetNaive(snapWatermarkNaive)
+	return &syncerChunks{rd: rd, done: done}, nil
 }
 
+// syncerChunks reads chunks on a connection of a SyncerSource.
 type syncerChunks struct {
-	conn *client.Conn
+	rd   *chunkread.Reader
 	done func()
 }
 
 func (r *syncerChunks) close() { r.done() }
 
-// chunkQuery is the SELECT of up to n rows of t after the key after.
-func chunkQuery(t *snapTable, after []any, n int) (string, error) {
-	q := "SELECT " + t.selectList + " FROM " + quoteName(t.table.Schema, t.table.Name) + " FORCE INDEX (" + quoteIdent(t.index) + ")"
-	if after != nil {
-		cond, err := t.after(after)
-		if err != nil {
-			return "", err
-		}
-		q += " WHERE " + cond
-	}
-	return q + " ORDER BY " + t.orderBy + " LIMIT " + strconv.Itoa(n), nil
-}
-
 func (r *syncerChunks) readChunk(t *snapTable, after []any, n int) (*chunkRead, error) {
-	q, err := chunkQuery(t, after, n)
-	if err != nil {
-		return nil, err
-	}
-	began := time.Now()
-	if _, err := r.conn.Execute("START TRANSACTION WITH CONSISTENT SNAPSHOT"); err != nil {
-		return nil, fmt.Errorf("binlogstream: snapshot of %s: %w", t.id, err)
-	}
-	res, err := r.read(q, t.hidden)
-	if _, cerr := r.conn.Execute("COMMIT"); err == nil && cerr != nil {
-		err = cerr
-	}
+	c, err := r.rd.Read(t.rt, chunkread.Range{After: after, Limit: n})
 	if err != nil {
 		return nil, fmt.Errorf("binlogstream: snapshot of %s: %w", t.id, err)
 	}
-	res.age = time.Since(began)
+	res := &chunkRead{at: Position{File: c.At.File, Offset: c.At.Offset}, rows: c.Rows, age: c.Age}
+	if c.Low != nil {
+		res.low = &Position{File: c.Low.File, Offset: c.Low.Offset}
+	}
 	if err := r.keys(t, res); err != nil {
 		return nil, err
 	}
 	return res, nil
-}
-
-// read runs the status query and the SELECT inside the transaction.
-func (r *syncerChunks) read(q string, hidden int) (*chunkRead, error) {
-	st, err := r.conn.Execute("SHOW STATUS LIKE 'binlog_snapshot_%'")
-	if err != nil {
-		return nil, err
-	}
-	res := &chunkRead{}
-	for i := range st.RowNumber() {
-		name, _ := st.GetString(i, 0)
-		val, _ := st.GetString(i, 1)
-		switch strings.ToLower(name) {
-		case "binlog_snapshot_file":
-			res.at.File = strings.Clone(val)
-		case "binlog_snapshot_position":
-			res.at.Offset, _ = strconv.ParseUint(val, 10, 64)
-		}
-	}
-	if res.at.File == "" {
-		return nil, errors.New("the server reports no Binlog_snapshot_file (not MariaDB, or log_bin=OFF)")
-	}
-	return res, r.selectRows(q, res, hidden)
-}
-
-// selectRows streams the chunk's SELECT q into res.rows.
-func (r *syncerChunks) selectRows(q string, res *chunkRead, hidden int) error {
-	var sl chunkSlab
-	var result mysql.Result
-	return r.conn.ExecuteSelectStreaming(q, &result, func(row []mysql.FieldValue) error {
-		res.rows = append(res.rows, sl.row(row, result.Fields, hidden))
-		return nil
-	}, nil)
-}
-
-// chunkSlab holds the values of a chunk's rows in a few large
-// allocations rather than several per row: the rows' value slices, and
-// the bytes of their strings (go-mysql reuses a streamed row's memory).
-// Nothing in it is written after its row is made.
-type chunkSlab struct {
-	vals []any
-	text []byte
-}
-
-// slabValues and slabText are the sizes of new slabs.
-const (
-	slabValues = 4096
-	slabText   = 64 << 10
-)
-
-// row converts one streamed row (see fieldRaw), followed by hidden
-// Absent values.
-func (s *chunkSlab) row(vals []mysql.FieldValue, fields []*mysql.Field, hidden int) []any {
-	n := len(vals) + hidden
-	if cap(s.vals)-len(s.vals) < n {
-		s.vals = make([]any, 0, max(slabValues, n))
-	}
-	row := s.vals[len(s.vals) : len(s.vals)+n : len(s.vals)+n]
-	s.vals = s.vals[:len(s.vals)+n]
-	for j := range vals {
-		row[j] = s.value(&vals[j], fields[j])
-	}
-	for j := len(vals); j < n; j++ {
-		row[j] = Absent
-	}
-	return row
-}
-
-// bytes copies b into the slab.
-func (s *chunkSlab) bytes(b []byte) []byte {
-	if len(b) > slabText/4 {
-		return bytes.Clone(b)
-	}
-	if cap(s.text)-len(s.text) < len(b) {
-		s.text = make([]byte, 0, slabText)
-	}
-	i := len(s.text)
-	s.text = append(s.text, b...)
-	return s.text[i:len(s.text):len(s.text)]
-}
-
-// fieldRaw is a text-protocol value in the form go-mysql's binlog decoder
-// gives for the column (the input of Table.Value).
-func fieldRaw(v *mysql.FieldValue, f *mysql.Field) any {
-	var s chunkSlab
-	return s.value(v, f)
-}
-
-// value is fieldRaw with the value's bytes in the slab.
-func (s *chunkSlab) value(v *mysql.FieldValue, f *mysql.Field) any {
-	switch v.Type {
-	case mysql.FieldValueTypeNull:
-		return nil
-	case mysql.FieldValueTypeSigned:
-		return v.AsInt64()
-	case mysql.FieldValueTypeUnsigned:
-		return v.AsUint64()
-	case mysql.FieldValueTypeFloat:
-		if f.Type == mysql.MYSQL_TYPE_FLOAT {
-			return float32(v.AsFloat64())
-		}
-		return v.AsFloat64()
-	}
-	raw := v.AsString()
-	switch f.Type {
-	case mysql.MYSQL_TYPE_BIT:
-		var n int64
-		for _, c := range raw {
-			n = n<<8 | int64(c)
-		}
-		return n
-	case mysql.MYSQL_TYPE_TINY_BLOB, mysql.MYSQL_TYPE_MEDIUM_BLOB, mysql.MYSQL_TYPE_LONG_BLOB, mysql.MYSQL_TYPE_BLOB,
-		mysql.MYSQL_TYPE_GEOMETRY, mysql.MYSQL_TYPE_JSON:
-		return s.bytes(raw)
-	}
-	if f.Charset == 63 && f.Type != mysql.MYSQL_TYPE_NEWDECIMAL && f.Type != mysql.MYSQL_TYPE_DECIMAL && !isTemporalField(f.Type) {
-		return s.bytes(raw) // BINARY, VARBINARY
-	}
-	if len(raw) == 0 {
-		return ""
-	}
-	b := s.bytes(raw)
-	return unsafe.String(&b[0], len(b)) // the slab's bytes are never written again
-}
-
-func isTemporalField(t byte) bool {
-	switch t {
-	case mysql.MYSQL_TYPE_DATE, mysql.MYSQL_TYPE_NEWDATE, mysql.MYSQL_TYPE_DATETIME, mysql.MYSQL_TYPE_DATETIME2,
-		mysql.MYSQL_TYPE_TIMESTAMP, mysql.MYSQL_TYPE_TIMESTAMP2, mysql.MYSQL_TYPE_TIME, mysql.MYSQL_TYPE_TIME2, mysql.MYSQL_TYPE_YEAR:
-		return true
-	}
-	return false
 }
 
 // keys makes the keys of a chunk's rows, after its transaction ended.
@@ -574,7 +307,7 @@ func (r *syncerChunks) keys(t *snapTable, res *chunkRead) error {
 	res.keys = make([]snapshot.Key, len(res.rows))
 	ptrs := make([]*snapshot.Key, len(res.rows))
 	for i, row := range res.rows {
-		k, err := t.keyOf(t.table, chunkRow(t, row))
+		k, err := t.keyOf(t.table, row)
 		if err != nil {
 			return err
 		}
@@ -582,31 +315,6 @@ func (r *syncerChunks) keys(t *snapTable, res *chunkRead) error {
 		ptrs[i] = &res.keys[i]
 	}
 	return r.keyCmp(t, ptrs)
-}
-
-// chunkRow maps ENUM and SET members read as text to the indexes and
-// bitmasks the binlog holds, in place.
-func chunkRow(t *snapTable, row []any) []any {
-	for i := range row {
-		c := &t.table.Columns[i]
-		s, ok := row[i].(string)
-		if !ok || len(c.Elems) == 0 {
-			continue
-		}
-		switch c.DataType {
-		case "enum":
-			row[i] = int64(slices.Index(c.Elems, s) + 1)
-		case "set":
-			var m int64
-			for _, e := range strings.Split(s, ",") {
-				if j := slices.Index(c.Elems, e); j >= 0 {
-					m |= 1 << j
-				}
-			}
-			row[i] = m
-		}
-	}
-	return row
 }
 
 // weightBatch bounds the WEIGHT_STRING expressions of one query.
@@ -618,7 +326,7 @@ func (r *syncerChunks) keyCmp(t *snapTable, keys []*snapshot.Key) error {
 			k.Cmp = make([]any, len(k.Raw))
 		}
 		for j, raw := range k.Raw {
-			if t.kinds[j] == cmpWeight {
+			if t.kinds[j] == chunkread.Weight {
 				continue
 			}
 			c, err := localCmp(t.kinds[j], raw)
@@ -641,7 +349,7 @@ func (r *syncerChunks) keyCmp(t *snapTable, keys []*snapshot.Key) error {
 		if len(exprs) == 0 {
 			return nil
 		}
-		rs, err := r.conn.Execute("SELECT " + strings.Join(exprs, ", "))
+		rs, err := r.rd.Conn().Execute("SELECT " + strings.Join(exprs, ", "))
 		if err != nil {
 			return fmt.Errorf("binlogstream: snapshot of %s: key weights: %w", t.id, err)
 		}
@@ -653,7 +361,7 @@ func (r *syncerChunks) keyCmp(t *snapTable, keys []*snapshot.Key) error {
 	}
 	for _, k := range keys {
 		for j, raw := range k.Raw {
-			if t.kinds[j] != cmpWeight {
+			if t.kinds[j] != chunkread.Weight {
 				continue
 			}
 			b, ok := raw.([]byte)
@@ -664,7 +372,7 @@ func (r *syncerChunks) keyCmp(t *snapTable, keys []*snapshot.Key) error {
 			if padSpace(c.Collation) {
 				b = bytes.TrimRight(b, " ")
 			}
-			lit, err := t.literal(j, b)
+			lit, err := t.rt.Literal(j, b)
 			if err != nil {
 				return err
 			}

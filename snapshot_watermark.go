@@ -1,11 +1,7 @@
 package binlogstream
 
 import (
-	"errors"
-	"fmt"
-	"strings"
-	"time"
-
+	"github.com/binlogstream/binlogstream/internal/chunkread"
 	"github.com/go-mysql-org/go-mysql/mysql"
 )
 
@@ -44,136 +40,18 @@ import (
 // are shared and live for one chunk read; READ COMMITTED keeps them to
 // the rows read (no gap locks), and a read chosen as a deadlock victim is
 // read again. Only positions are compared: the stream's own positions
-// order the changes, so the watermarks need no GTID set.
+// order the changes, so the watermarks need no GTID set. The reads are
+// chunkread.Reader's, in its Watermark mode.
 
 // snapWatermarks makes every flavor read chunks with watermarks: the
 // tests run the algorithm against MariaDB under heavy writes.
 var snapWatermarks bool
 
 // snapWatermarkNaive, for the tests' negative controls: a naive variant.
-var snapWatermarkNaive watermarkNaive
-
-type watermarkNaive uint8
-
-const (
-	naiveNone      watermarkNaive = iota
-	naiveLowAfter                 // low taken after the SELECT (= high)
-	naiveNoLocking                // a consistent read, no locks
-)
+var snapWatermarkNaive chunkread.Naive
 
 // watermarkReads reports whether chunks are read with watermarks: on
 // MySQL, which has no binlog_snapshot_position.
 func (s *SyncerSource) watermarkReads() bool {
 	return snapWatermarks || s.cfg.Flavor != mysql.MariaDBFlavor
-}
-
-// watermarkRetries bounds the reads of one chunk that end as a deadlock
-// victim or in a lock wait timeout.
-const watermarkRetries = 50
-
-type watermarkChunks struct {
-	*syncerChunks
-	status string // the statement that reads the binlog position, once known
-}
-
-func newWatermarkChunks(r *syncerChunks) (chunkReader, error) {
-	// A read waiting for a lock keeps the shared locks it took on the
-	// rows before: it gives up after 5 s and reads the chunk again.
-	for _, q := range []string{"SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED", "SET SESSION innodb_lock_wait_timeout = 5"} {
-		if _, err := r.conn.Execute(q); err != nil {
-			r.done()
-			return nil, fmt.Errorf("binlogstream: snapshot: set up the reader's session: %w", err)
-		}
-	}
-	return &watermarkChunks{syncerChunks: r}, nil
-}
-
-func (r *watermarkChunks) readChunk(t *snapTable, after []any, n int) (*chunkRead, error) {
-	q, err := chunkQuery(t, after, n)
-	if err != nil {
-		return nil, err
-	}
-	if snapWatermarkNaive != naiveNoLocking {
-		q += " LOCK IN SHARE MODE"
-	}
-	for attempt := 1; ; attempt++ {
-		res, err := r.once(q, t.hidden)
-		if err == nil {
-			if err := r.keys(t, res); err != nil {
-				return nil, err
-			}
-			return res, nil
-		}
-		var me *mysql.MyError
-		if errors.As(err, &me) && (me.Code == mysql.ER_LOCK_DEADLOCK || me.Code == mysql.ER_LOCK_WAIT_TIMEOUT) && attempt < watermarkRetries {
-			continue
-		}
-		if attempt > 1 {
-			return nil, fmt.Errorf("binlogstream: snapshot of %s: read %d times: %w", t.id, attempt, err)
-		}
-		return nil, fmt.Errorf("binlogstream: snapshot of %s: %w", t.id, err)
-	}
-}
-
-// once reads one chunk between its watermarks.
-func (r *watermarkChunks) once(q string, hidden int) (*chunkRead, error) {
-	low, err := r.position()
-	if err != nil {
-		return nil, err
-	}
-	res := &chunkRead{}
-	began := time.Now()
-	if _, err := r.conn.Execute("START TRANSACTION"); err != nil {
-		return nil, err
-	}
-	if err := r.selectRows(q, res, hidden); err != nil {
-		_, _ = r.conn.Execute("ROLLBACK")
-		return nil, err
-	}
-	if _, err := r.conn.Execute("COMMIT"); err != nil {
-		return nil, err
-	}
-	res.age = time.Since(began)
-	if res.at, err = r.position(); err != nil {
-		return nil, err
-	}
-	if snapWatermarkNaive == naiveLowAfter {
-		low = res.at
-	}
-	res.low = &low
-	return res, nil
-}
-
-// position reads the server's binlog position: SHOW MASTER STATUS, or
-// SHOW BINARY LOG STATUS on MySQL 8.4, which has only that.
-func (r *watermarkChunks) position() (Position, error) {
-	var p Position
-	stmts := []string{r.status}
-	if r.status == "" {
-		stmts = []string{"SHOW MASTER STATUS", "SHOW BINARY LOG STATUS"}
-	}
-	var err error
-	for _, stmt := range stmts {
-		var rs *mysql.Result
-		if rs, err = r.conn.Execute(stmt); err != nil {
-			var me *mysql.MyError
-			if errors.As(err, &me) && me.Code == mysql.ER_PARSE_ERROR {
-				continue
-			}
-			return p, fmt.Errorf("read the binlog position: %w", err)
-		}
-		r.status = stmt
-		if rs.RowNumber() == 0 {
-			return p, errors.New("the server reports no binlog position (log_bin=OFF?): chunks cannot be placed in the stream")
-		}
-		file, _ := rs.GetString(0, 0)
-		pos, perr := rs.GetUint(0, 1)
-		if perr != nil || file == "" {
-			return p, fmt.Errorf("read the binlog position: %s answered no file and position", stmt)
-		}
-		p.Offset = pos
-		p.File = strings.Clone(file)
-		return p, nil
-	}
-	return p, fmt.Errorf("read the binlog position: %w", err)
 }

@@ -1,0 +1,267 @@
+// Package chunkread reads a key range of a table in one short
+// transaction, with the binlog position the read is placed at: on
+// MariaDB the consistent snapshot's own (Binlog_snapshot_file and
+// _position), elsewhere a locking read between two watermarks (the
+// server's binlog position before and after it). It reads on any
+// connection: the source a stream comes from, or a target a copy went
+// to. Values come as the text protocol sends them, in the types go-mysql's
+// binlog decoder gives a rows event's where they differ (integers,
+// floats, BIT), text in its column's charset and TIMESTAMP in UTC, so a
+// row reads through the same conversions as the stream's row images.
+package chunkread
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/client"
+	"github.com/go-mysql-org/go-mysql/mysql"
+)
+
+// Conn is the connection a Reader reads on (a go-mysql *client.Conn).
+// The Reader sets its session up and owns it while it reads.
+type Conn interface {
+	Execute(command string, args ...any) (*mysql.Result, error)
+	ExecuteSelectStreaming(command string, result *mysql.Result, perRow client.SelectPerRowCallback, perResult client.SelectPerResultCallback) error
+}
+
+var _ Conn = (*client.Conn)(nil)
+
+// Pos is a binlog position.
+type Pos struct {
+	File   string
+	Offset uint64
+}
+
+// Chunk is a key range's rows as read.
+type Chunk struct {
+	// At is the read's binlog position: its rows hold every transaction
+	// logged before it (watermark reads: see Low) and none logged after.
+	At Pos
+	// Low, for a watermark read, is the position taken before it: the
+	// rows hold every transaction logged before Low, none logged after
+	// At, and any of those in between, row by row. nil for a MariaDB
+	// consistent snapshot, which is exactly at At.
+	Low *Pos
+	// Rows are the rows in key order, each with Table.Extra Fill values
+	// at its end.
+	Rows [][]any
+	// Age is how long the read's transaction lived.
+	Age time.Duration
+}
+
+// Mode is how a Reader places its reads in the binlog.
+type Mode uint8
+
+const (
+	// Snapshot reads in a consistent snapshot and takes its position
+	// from the server's Binlog_snapshot_file/_position (MariaDB).
+	Snapshot Mode = iota
+	// Watermark reads with LOCK IN SHARE MODE between two reads of the
+	// server's binlog position (MySQL, or any server).
+	Watermark
+)
+
+// Naive is a broken variant of watermark reads, for negative controls.
+type Naive uint8
+
+const (
+	NaiveNone      Naive = iota
+	NaiveLowAfter        // low taken after the SELECT (= high)
+	NaiveNoLocking       // a consistent read, no locks
+)
+
+// watermarkRetries bounds the reads of one chunk that end as a deadlock
+// victim or in a lock wait timeout.
+const watermarkRetries = 50
+
+// Reader reads chunks on one connection, one at a time.
+type Reader struct {
+	conn   Conn
+	mode   Mode
+	naive  Naive
+	status string // the statement that reads the binlog position, once known
+}
+
+// New sets conn's session up for reads in mode and returns a reader on
+// it.
+func New(conn Conn, mode Mode) (*Reader, error) {
+	// Values as the binlog holds them: text in its column's charset,
+	// TIMESTAMP in UTC (the source's TimestampStringLocation by default).
+	setup := []string{"SET SESSION character_set_results = binary, SESSION time_zone = '+00:00'"}
+	if mode == Watermark {
+		// A read waiting for a lock keeps the shared locks it took on
+		// the rows before: it gives up after 5 s and reads the chunk
+		// again.
+		setup = append(setup, "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED", "SET SESSION innodb_lock_wait_timeout = 5")
+	}
+	for _, q := range setup {
+		if _, err := conn.Execute(q); err != nil {
+			return nil, fmt.Errorf("set up the reader's session: %w", err)
+		}
+	}
+	return &Reader{conn: conn, mode: mode}, nil
+}
+
+// SetNaive makes the reader's watermark reads naive (negative controls).
+func (r *Reader) SetNaive(n Naive) { r.naive = n }
+
+// Conn is the reader's connection.
+func (r *Reader) Conn() Conn { return r.conn }
+
+// Read reads rg's rows of t in one short transaction.
+func (r *Reader) Read(t *Table, rg Range) (*Chunk, error) {
+	q, err := t.Query(rg)
+	if err != nil {
+		return nil, err
+	}
+	var c *Chunk
+	if r.mode == Watermark {
+		c, err = r.watermarkRead(t, q)
+	} else {
+		c, err = r.snapshotRead(t, q)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, row := range c.Rows {
+		t.binlogRow(row)
+	}
+	return c, nil
+}
+
+func (r *Reader) snapshotRead(t *Table, q string) (*Chunk, error) {
+	began := time.Now()
+	if _, err := r.conn.Execute("START TRANSACTION WITH CONSISTENT SNAPSHOT"); err != nil {
+		return nil, err
+	}
+	c, err := r.snapshotRows(t, q)
+	if _, cerr := r.conn.Execute("COMMIT"); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	c.Age = time.Since(began)
+	return c, nil
+}
+
+// snapshotRows runs the status query and the SELECT inside the
+// transaction.
+func (r *Reader) snapshotRows(t *Table, q string) (*Chunk, error) {
+	st, err := r.conn.Execute("SHOW STATUS LIKE 'binlog_snapshot_%'")
+	if err != nil {
+		return nil, err
+	}
+	c := &Chunk{}
+	for i := range st.RowNumber() {
+		name, _ := st.GetString(i, 0)
+		val, _ := st.GetString(i, 1)
+		switch strings.ToLower(name) {
+		case "binlog_snapshot_file":
+			c.At.File = strings.Clone(val)
+		case "binlog_snapshot_position":
+			c.At.Offset, _ = strconv.ParseUint(val, 10, 64)
+		}
+	}
+	if c.At.File == "" {
+		return nil, errors.New("the server reports no Binlog_snapshot_file (not MariaDB, or log_bin=OFF)")
+	}
+	return c, r.selectRows(t, q, c)
+}
+
+func (r *Reader) watermarkRead(t *Table, q string) (*Chunk, error) {
+	if r.naive != NaiveNoLocking {
+		q += " LOCK IN SHARE MODE"
+	}
+	for attempt := 1; ; attempt++ {
+		c, err := r.once(t, q)
+		if err == nil {
+			return c, nil
+		}
+		var me *mysql.MyError
+		if errors.As(err, &me) && (me.Code == mysql.ER_LOCK_DEADLOCK || me.Code == mysql.ER_LOCK_WAIT_TIMEOUT) && attempt < watermarkRetries {
+			continue
+		}
+		if attempt > 1 {
+			return nil, fmt.Errorf("read %d times: %w", attempt, err)
+		}
+		return nil, err
+	}
+}
+
+// once reads one chunk between its watermarks.
+func (r *Reader) once(t *Table, q string) (*Chunk, error) {
+	low, err := r.Position()
+	if err != nil {
+		return nil, err
+	}
+	c := &Chunk{}
+	began := time.Now()
+	if _, err := r.conn.Execute("START TRANSACTION"); err != nil {
+		return nil, err
+	}
+	if err := r.selectRows(t, q, c); err != nil {
+		_, _ = r.conn.Execute("ROLLBACK")
+		return nil, err
+	}
+	if _, err := r.conn.Execute("COMMIT"); err != nil {
+		return nil, err
+	}
+	c.Age = time.Since(began)
+	if c.At, err = r.Position(); err != nil {
+		return nil, err
+	}
+	if r.naive == NaiveLowAfter {
+		low = c.At
+	}
+	c.Low = &low
+	return c, nil
+}
+
+// Position reads the server's binlog position: SHOW MASTER STATUS, or
+// SHOW BINARY LOG STATUS on MySQL 8.4, which has only that.
+func (r *Reader) Position() (Pos, error) {
+	var p Pos
+	stmts := []string{r.status}
+	if r.status == "" {
+		stmts = []string{"SHOW MASTER STATUS", "SHOW BINARY LOG STATUS"}
+	}
+	var err error
+	for _, stmt := range stmts {
+		var rs *mysql.Result
+		if rs, err = r.conn.Execute(stmt); err != nil {
+			var me *mysql.MyError
+			if errors.As(err, &me) && me.Code == mysql.ER_PARSE_ERROR {
+				continue
+			}
+			return p, fmt.Errorf("read the binlog position: %w", err)
+		}
+		r.status = stmt
+		if rs.RowNumber() == 0 {
+			return p, errors.New("the server reports no binlog position (log_bin=OFF?): chunks cannot be placed in the stream")
+		}
+		file, _ := rs.GetString(0, 0)
+		pos, perr := rs.GetUint(0, 1)
+		if perr != nil || file == "" {
+			return p, fmt.Errorf("read the binlog position: %s answered no file and position", stmt)
+		}
+		p.Offset = pos
+		p.File = strings.Clone(file)
+		return p, nil
+	}
+	return p, fmt.Errorf("read the binlog position: %w", err)
+}
+
+// selectRows streams the SELECT q into c.Rows.
+func (r *Reader) selectRows(t *Table, q string, c *Chunk) error {
+	var sl slab
+	var result mysql.Result
+	return r.conn.ExecuteSelectStreaming(q, &result, func(row []mysql.FieldValue) error {
+		c.Rows = append(c.Rows, sl.row(row, result.Fields, t.Extra, t.Fill))
+		return nil
+	}, nil)
+}

@@ -1,0 +1,234 @@
+package chunkread
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/binlogstream/binlogstream/internal/charset"
+	"github.com/binlogstream/binlogstream/internal/schema"
+)
+
+// Table is what a read needs of a table: its name, the columns it
+// selects and the key it reads them in the order of.
+type Table struct {
+	Schema, Name string
+	// Columns are the columns read, in the SELECT's order.
+	Columns []schema.Column
+	// Key are the indexes in Columns of the key's columns, in the
+	// index's order; Kinds says how each compares.
+	Key   []int
+	Kinds []KeyKind
+	// Index is the key's index name ("PRIMARY" for the primary key).
+	Index string
+	// Extra values, each Fill, end every row read: columns of the row
+	// image that cannot be selected (MariaDB's long unique key hashes).
+	Extra int
+	Fill  any
+
+	selectList, orderBy string
+}
+
+// NewTable is the table schema.name of cols read by the key of the
+// named columns, whose index is named index.
+func NewTable(schemaName, name string, cols []schema.Column, key []string, index string) (*Table, error) {
+	t := &Table{Schema: schemaName, Name: name, Columns: cols, Index: index}
+	var sel, order []string
+	for _, c := range cols {
+		sel = append(sel, QuoteIdent(c.Name))
+	}
+	for _, c := range key {
+		i := schema.ColumnIndex(cols, c)
+		if i < 0 {
+			return nil, fmt.Errorf("key column %s not found", c)
+		}
+		k, err := KindOf(&cols[i])
+		if err != nil {
+			return nil, fmt.Errorf("key column %s: %w", c, err)
+		}
+		t.Key, t.Kinds = append(t.Key, i), append(t.Kinds, k)
+		order = append(order, QuoteIdent(c))
+	}
+	if len(t.Key) == 0 {
+		return nil, errors.New("no key columns")
+	}
+	t.selectList, t.orderBy = strings.Join(sel, ", "), strings.Join(order, ", ")
+	return t, nil
+}
+
+// ID is "schema.table".
+func (t *Table) ID() string { return t.Schema + "." + t.Name }
+
+// KeyKind says how a key column's values compare.
+type KeyKind uint8
+
+const (
+	Int     KeyKind = iota // int64/uint64
+	Decimal                // decimal text
+	Bytes                  // byte order: binary strings, fixed-format temporal text
+	Time                   // TIME: microseconds
+	BinText                // a UTF-8 _bin collation: byte order after trailing spaces go
+	Weight                 // the server's WEIGHT_STRING
+)
+
+// KindOf is how a key column of c's type compares.
+func KindOf(c *schema.Column) (KeyKind, error) {
+	switch c.DataType {
+	case "tinyint", "smallint", "mediumint", "int", "bigint", "year":
+		return Int, nil
+	case "decimal":
+		return Decimal, nil
+	case "date", "datetime", "timestamp":
+		return Bytes, nil
+	case "time":
+		return Time, nil
+	case "binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob":
+		return Bytes, nil
+	case "char", "varchar", "tinytext", "text", "mediumtext", "longtext":
+		if c.Charset == "binary" {
+			return Bytes, nil
+		}
+		if charset.IsUTF8(c.Charset) || c.Charset == "ascii" {
+			if strings.HasSuffix(c.Collation, "_bin") {
+				return BinText, nil
+			}
+		}
+		if c.Collation == "" {
+			return 0, errors.New("its collation is unknown")
+		}
+		return Weight, nil
+	}
+	return 0, fmt.Errorf("type %s has no key order this package reproduces", c.DataType)
+}
+
+// QuoteIdent quotes an identifier with backquotes.
+func QuoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
+
+// QuoteName is `schema`.`table`.
+func QuoteName(schemaName, table string) string {
+	return QuoteIdent(schemaName) + "." + QuoteIdent(table)
+}
+
+// Literal is key column j's value raw (int64, uint64, or the value's
+// bytes) as SQL, in the column's type and collation.
+func (t *Table) Literal(j int, raw any) (string, error) {
+	c := &t.Columns[t.Key[j]]
+	switch x := raw.(type) {
+	case int64:
+		return strconv.FormatInt(x, 10), nil
+	case uint64:
+		return strconv.FormatUint(x, 10), nil
+	case []byte:
+		lit := "X'" + hex.EncodeToString(x) + "'"
+		switch t.Kinds[j] {
+		case BinText, Weight:
+			return "CONVERT(_utf8mb4 " + lit + " USING " + c.Charset + ") COLLATE " + c.Collation, nil
+		case Bytes:
+			if c.Charset == "binary" {
+				return lit, nil
+			}
+			return "CAST(" + lit + " AS CHAR CHARACTER SET ascii)", nil
+		case Decimal:
+			// A numeric literal with a point is an exact DECIMAL; a
+			// string would compare as a double.
+			if len(x) == 0 || strings.Trim(string(x), "-+0123456789.") != "" {
+				return "", fmt.Errorf("DECIMAL key value %q of %s", x, t.ID())
+			}
+			return string(x), nil
+		case Time:
+			return "CAST(" + lit + " AS TIME(6))", nil
+		}
+	}
+	return "", fmt.Errorf("key value %T of %s does not fit its column", raw, t.ID())
+}
+
+// compare is the WHERE condition "key op b" (op ">" or "<") as the
+// index orders it, with equality allowed when orEqual.
+func (t *Table) compare(b []any, op string, orEqual bool) (string, error) {
+	if len(b) != len(t.Key) {
+		return "", fmt.Errorf("boundary of %s has %d values for a key of %d columns", t.ID(), len(b), len(t.Key))
+	}
+	cond := ""
+	for j := len(t.Key) - 1; j >= 0; j-- {
+		lit, err := t.Literal(j, b[j])
+		if err != nil {
+			return "", err
+		}
+		col := QuoteIdent(t.Columns[t.Key[j]].Name)
+		switch {
+		case cond == "" && orEqual:
+			cond = col + " " + op + "= " + lit
+		case cond == "":
+			cond = col + " " + op + " " + lit
+		default:
+			cond = col + " " + op + " " + lit + " OR (" + col + " = " + lit + " AND (" + cond + "))"
+		}
+	}
+	return cond, nil
+}
+
+// Range is a key range: the rows whose key is after After (nil: from
+// the first) and at most Through (nil: to the last), the first Limit of
+// them (0: all). Keys are given as Literal takes them.
+type Range struct {
+	After, Through []any
+	Limit          int
+}
+
+// Query is the SELECT of rg's rows of t, in key order.
+func (t *Table) Query(rg Range) (string, error) {
+	q := "SELECT " + t.selectList + " FROM " + QuoteName(t.Schema, t.Name) + " FORCE INDEX (" + QuoteIdent(t.Index) + ")"
+	var conds []string
+	if rg.After != nil {
+		cond, err := t.compare(rg.After, ">", false)
+		if err != nil {
+			return "", err
+		}
+		conds = append(conds, cond)
+	}
+	if rg.Through != nil {
+		cond, err := t.compare(rg.Through, "<", true)
+		if err != nil {
+			return "", err
+		}
+		conds = append(conds, cond)
+	}
+	switch len(conds) {
+	case 1:
+		q += " WHERE " + conds[0]
+	case 2:
+		q += " WHERE (" + conds[0] + ") AND (" + conds[1] + ")"
+	}
+	q += " ORDER BY " + t.orderBy
+	if rg.Limit > 0 {
+		q += " LIMIT " + strconv.Itoa(rg.Limit)
+	}
+	return q, nil
+}
+
+// binlogRow maps ENUM and SET members read as text to the indexes and
+// bitmasks the binlog holds, in place.
+func (t *Table) binlogRow(row []any) {
+	for i := range t.Columns {
+		c := &t.Columns[i]
+		s, ok := row[i].(string)
+		if !ok || len(c.Elems) == 0 {
+			continue
+		}
+		switch c.DataType {
+		case "enum":
+			row[i] = int64(slices.Index(c.Elems, s) + 1)
+		case "set":
+			var m int64
+			for _, e := range strings.Split(s, ",") {
+				if j := slices.Index(c.Elems, e); j >= 0 {
+					m |= 1 << j
+				}
+			}
+			row[i] = m
+		}
+	}
+}
