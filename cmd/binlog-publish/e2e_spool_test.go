@@ -56,7 +56,9 @@ func TestSpoolFlags(t *testing.T) {
 		code := cli(context.Background(), append(append([]string{}, base...), c.args...), &stderr)
 		assert.Equal(t, 2, code, "%v", c.args)
 		assert.Contains(t, stderr.String(), c.want)
-		assert.Equal(t, 1, strings.Count(stderr.String(), "\n"), "one line: %q", stderr.String())
+		assert.Equal(t, "binlog-publish: "+c.want, strings.SplitN(stderr.String(), "\n", 2)[0][:len("binlog-publish: ")+len(c.want)], "the cause first")
+		assert.True(t, strings.HasSuffix(stderr.String(), "\nRun 'binlog-publish --help' for the flags.\n"), "then the pointer to --help, no more: %q", stderr.String())
+		assert.Equal(t, 2, strings.Count(stderr.String(), "\n"), "two lines: %q", stderr.String())
 	}
 }
 
