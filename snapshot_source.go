@@ -288,7 +288,12 @@ type syncerChunks struct {
 func (r *syncerChunks) close() { r.done() }
 
 func (r *syncerChunks) readChunk(t *snapTable, after []any, n int) (*chunkRead, error) {
-	c, err := r.rd.Read(t.rt, chunkread.Range{After: after, Limit: n})
+	return r.readRange(t, chunkread.Range{After: after, Limit: n})
+}
+
+// readRange reads rg's rows of t as readChunk does.
+func (r *syncerChunks) readRange(t *snapTable, rg chunkread.Range) (*chunkRead, error) {
+	c, err := r.rd.Read(t.rt, rg)
 	if err != nil {
 		return nil, fmt.Errorf("binlogstream: snapshot of %s: %w", t.id, err)
 	}

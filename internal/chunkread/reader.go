@@ -63,6 +63,10 @@ const (
 	// Watermark reads with LOCK IN SHARE MODE between two reads of the
 	// server's binlog position (MySQL, or any server).
 	Watermark
+	// Plain reads in a consistent snapshot placed nowhere (At is zero):
+	// for a server whose position the caller knows otherwise, such as a
+	// copy's target that keeps no binlog.
+	Plain
 )
 
 // Naive is a broken variant of watermark reads, for negative controls.
@@ -119,9 +123,12 @@ func (r *Reader) Read(t *Table, rg Range) (*Chunk, error) {
 		return nil, err
 	}
 	var c *Chunk
-	if r.mode == Watermark {
+	switch r.mode {
+	case Watermark:
 		c, err = r.watermarkRead(t, q)
-	} else {
+	case Plain:
+		c, err = r.plainRead(t, q)
+	default:
 		c, err = r.snapshotRead(t, q)
 	}
 	if err != nil {
@@ -130,6 +137,23 @@ func (r *Reader) Read(t *Table, rg Range) (*Chunk, error) {
 	for _, row := range c.Rows {
 		t.binlogRow(row)
 	}
+	return c, nil
+}
+
+func (r *Reader) plainRead(t *Table, q string) (*Chunk, error) {
+	began := time.Now()
+	if _, err := r.conn.Execute("START TRANSACTION WITH CONSISTENT SNAPSHOT"); err != nil {
+		return nil, err
+	}
+	c := &Chunk{}
+	err := r.selectRows(t, q, c)
+	if _, cerr := r.conn.Execute("COMMIT"); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	c.Age = time.Since(began)
 	return c, nil
 }
 
