@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
+	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/binlogstream/binlogstream/internal/chunkread"
 	"github.com/binlogstream/binlogstream/internal/snapshot"
@@ -141,7 +142,7 @@ func VerifyTable(ctx context.Context, cfg VerifyConfig) (*VerifyResult, error) {
 		return nil, err
 	}
 	defer done()
-	if cfg.Source.watermarkReads() {
+	if cfg.Source.flavor() != mysql.MariaDBFlavor { // known once queryConn has connected
 		return nil, fmt.Errorf("binlogstream: verify %s: the source is not MariaDB: chunks placed at one position need its consistent snapshot's", cfg.Table)
 	}
 	rd, err := chunkread.New(conn, chunkread.Snapshot)

@@ -35,10 +35,11 @@ func loadVerify(t *testing.T, s *mariadb.Server) {
 		"INSERT INTO k SELECT CONCAT('key', seq), seq FROM seq_1_to_50")
 }
 
-func verifySource(t *testing.T, s *mariadb.Server) *binlogstream.SyncerSource {
+// verifySource is s as a source of the given flavor ("": detected).
+func verifySource(t *testing.T, s *mariadb.Server, flavor string) *binlogstream.SyncerSource {
 	src, err := binlogstream.NewSyncerSource(binlogstream.SyncerConfig{
 		DSN:      binlogstream.DSN{User: mariadb.RootUser, Host: s.Host(), Port: uint16(s.Port())},
-		ServerID: 1001, Flavor: mysql.MariaDBFlavor,
+		ServerID: 1001, Flavor: flavor,
 	})
 	require.NoError(t, err)
 	return src
@@ -80,7 +81,7 @@ func TestVerifyTableFindsExactly(t *testing.T) {
 	loadVerify(t, source)
 	loadVerify(t, target)
 	ctx := context.Background()
-	src := verifySource(t, source)
+	src := verifySource(t, source, "")
 	verifyAll := func(readTarget func(context.Context, binlogstream.VerifyRange) ([][]any, binlogstream.Position, error)) (map[string]*binlogstream.VerifyResult, []diffLine) {
 		out := map[string]*binlogstream.VerifyResult{}
 		var lines []diffLine
@@ -93,7 +94,9 @@ func TestVerifyTableFindsExactly(t *testing.T) {
 		return out, lines
 	}
 
+	began := time.Now()
 	res, lines := verifyAll(quiescedTarget(t, target))
+	t.Logf("verified %d + 50 rows in %v, longest source read %v", verifyRows, time.Since(began), res["d.t"].LongestRead)
 	require.Empty(t, lines, "a clean copy")
 	require.Equal(t, 7, res["d.t"].Chunks, "3000 rows in chunks of 500, and the range after the last")
 	require.EqualValues(t, verifyRows, res["d.t"].Rows)
@@ -150,4 +153,6 @@ func TestVerifyTableFindsExactly(t *testing.T) {
 	require.ErrorContains(t, err, "verify d.nope: the source has no such base table")
 	_, err = binlogstream.VerifyTable(ctx, binlogstream.VerifyConfig{Source: src, Table: "d.t"})
 	require.ErrorContains(t, err, "ReadTarget is nil")
+	_, err = binlogstream.VerifyTable(ctx, binlogstream.VerifyConfig{Source: verifySource(t, source, mysql.MySQLFlavor), Table: "d.t", ReadTarget: misaligned})
+	require.ErrorContains(t, err, "the source is not MariaDB")
 }
