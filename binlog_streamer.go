@@ -972,11 +972,13 @@ func (s *BinlogStreamer) source() Source {
 }
 
 func (s *BinlogStreamer) setResume(r ResumePosition) {
-	if s.snap != nil {
-		s.snap.stamp(&r)
-	}
 	s.mu.Lock()
 	s.resume = r
+	if s.snap != nil {
+		// Stamped in place: &r would escape through the interface, an
+		// allocation per delivered row.
+		s.snap.stamp(&s.resume)
+	}
 	s.mu.Unlock()
 }
 

@@ -193,7 +193,13 @@ func timeMicros(s string) (int64, error) {
 // keyOf is the key of a row (values as a rows event's Rows hold them),
 // with Cmp set for every column but chunkread.Weight ones.
 func (t *snapTable) keyOf(tbl *Table, row []any) (snapshot.Key, error) {
-	k := snapshot.Key{Raw: make([]any, len(t.key)), Cmp: make([]any, len(t.key))}
+	return t.keyIn(tbl, row, make([]any, 2*len(t.key)))
+}
+
+// keyIn is keyOf with the key's Raw and Cmp in mem, 2*len(t.key) values.
+func (t *snapTable) keyIn(tbl *Table, row []any, mem []any) (snapshot.Key, error) {
+	n := len(t.key)
+	k := snapshot.Key{Raw: mem[:n:n], Cmp: mem[n : 2*n : 2*n]}
 	for j, i := range t.key {
 		if i >= len(row) {
 			return k, fmt.Errorf("row of %s has no key column %d", t.id, i)
@@ -311,8 +317,11 @@ func (r *syncerChunks) readRange(t *snapTable, rg chunkread.Range) (*chunkRead, 
 func (r *syncerChunks) keys(t *snapTable, res *chunkRead) error {
 	res.keys = make([]snapshot.Key, len(res.rows))
 	ptrs := make([]*snapshot.Key, len(res.rows))
+	// The keys' values in one allocation per chunk.
+	w := 2 * len(t.key)
+	mem := make([]any, w*len(res.rows))
 	for i, row := range res.rows {
-		k, err := t.keyOf(t.table, row)
+		k, err := t.keyIn(t.table, row, mem[i*w:(i+1)*w])
 		if err != nil {
 			return err
 		}

@@ -8,12 +8,73 @@ import (
 )
 
 // slab holds the values of a chunk's rows in a few large allocations
-// rather than several per row: the rows' value slices, and the bytes of
-// their strings (go-mysql reuses a streamed row's memory). Nothing in it
-// is written after its row is made.
+// rather than several per row: the rows' value slices, the bytes of
+// their strings (go-mysql reuses a streamed row's memory), and the
+// values their interfaces point to. Nothing in it is written after its
+// row is made.
 type slab struct {
 	vals []any
 	text []byte
+	strs box[string]
+	bs   box[[]byte]
+	u64  box[uint64] // int64 and uint64: the same bits
+	f64  box[float64]
+	f32  box[float32]
+}
+
+// box is a slab of values of one type that interfaces point into.
+type box[T any] struct{ cur []T }
+
+// boxValues is the size of a new box slab.
+const boxValues = 1024
+
+// slot appends v to the slab and returns its address.
+func (b *box[T]) slot(v T) *T {
+	if len(b.cur) == cap(b.cur) {
+		b.cur = make([]T, 0, boxValues)
+	}
+	b.cur = append(b.cur, v)
+	return &b.cur[len(b.cur)-1]
+}
+
+// eface is the layout of an empty interface: its type and a pointer to
+// its value (for the non-pointer types boxed here).
+type eface struct {
+	typ  unsafe.Pointer
+	data unsafe.Pointer
+}
+
+// boxAt is an interface of typed's dynamic type whose value is *p: the
+// boxing Go does for any(v), without an allocation per value. *p is
+// never written again.
+func boxAt[T any](typed any, p *T) any {
+	x := typed
+	(*eface)(unsafe.Pointer(&x)).data = unsafe.Pointer(p)
+	return x
+}
+
+// The interfaces whose type words boxAt takes.
+var (
+	typeString  any = ""
+	typeBytes   any = []byte(nil)
+	typeInt64   any = int64(0)
+	typeUint64  any = uint64(0)
+	typeFloat64 any = float64(0)
+	typeFloat32 any = float32(0)
+)
+
+func (s *slab) int64(v int64) any     { return boxAt(typeInt64, s.u64.slot(uint64(v))) }
+func (s *slab) uint64(v uint64) any   { return boxAt(typeUint64, s.u64.slot(v)) }
+func (s *slab) float64(v float64) any { return boxAt(typeFloat64, s.f64.slot(v)) }
+func (s *slab) float32(v float32) any { return boxAt(typeFloat32, s.f32.slot(v)) }
+func (s *slab) byteSlice(v []byte) any {
+	return boxAt(typeBytes, s.bs.slot(v))
+}
+func (s *slab) string(v string) any {
+	if v == "" {
+		return typeString
+	}
+	return boxAt(typeString, s.strs.slot(v))
 }
 
 // slabValues and slabText are the sizes of new slabs.
@@ -66,14 +127,14 @@ func (s *slab) value(v *mysql.FieldValue, f *mysql.Field) any {
 	case mysql.FieldValueTypeNull:
 		return nil
 	case mysql.FieldValueTypeSigned:
-		return v.AsInt64()
+		return s.int64(v.AsInt64())
 	case mysql.FieldValueTypeUnsigned:
-		return v.AsUint64()
+		return s.uint64(v.AsUint64())
 	case mysql.FieldValueTypeFloat:
 		if f.Type == mysql.MYSQL_TYPE_FLOAT {
-			return float32(v.AsFloat64())
+			return s.float32(float32(v.AsFloat64()))
 		}
-		return v.AsFloat64()
+		return s.float64(v.AsFloat64())
 	}
 	raw := v.AsString()
 	switch f.Type {
@@ -82,19 +143,19 @@ func (s *slab) value(v *mysql.FieldValue, f *mysql.Field) any {
 		for _, c := range raw {
 			n = n<<8 | int64(c)
 		}
-		return n
+		return s.int64(n)
 	case mysql.MYSQL_TYPE_TINY_BLOB, mysql.MYSQL_TYPE_MEDIUM_BLOB, mysql.MYSQL_TYPE_LONG_BLOB, mysql.MYSQL_TYPE_BLOB,
 		mysql.MYSQL_TYPE_GEOMETRY, mysql.MYSQL_TYPE_JSON:
-		return s.bytes(raw)
+		return s.byteSlice(s.bytes(raw))
 	}
 	if f.Charset == 63 && f.Type != mysql.MYSQL_TYPE_NEWDECIMAL && f.Type != mysql.MYSQL_TYPE_DECIMAL && !isTemporalField(f.Type) {
-		return s.bytes(raw) // BINARY, VARBINARY
+		return s.byteSlice(s.bytes(raw)) // BINARY, VARBINARY
 	}
 	if len(raw) == 0 {
-		return ""
+		return s.string("")
 	}
 	b := s.bytes(raw)
-	return unsafe.String(&b[0], len(b)) // the slab's bytes are never written again
+	return s.string(unsafe.String(&b[0], len(b))) // the slab's bytes are never written again
 }
 
 func isTemporalField(t byte) bool {
