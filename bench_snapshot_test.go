@@ -43,6 +43,11 @@ func snapBenchTable(b *testing.B, s *mariadb.Server) {
 // (unset: the library's default).
 const snapChunkRowsEnv = "BINLOGSTREAM_BENCH_CHUNK_ROWS"
 
+// snapBaselineEnv names a second binlog-tail binary (an earlier build)
+// that BenchmarkRealSnapshot runs in the same turns, reporting its times
+// and binlog-tail's over them.
+const snapBaselineEnv = "BINLOGSTREAM_BENCH_BASELINE_TAIL"
+
 // BenchmarkRealSnapshot: binlog-tail --snapshot --stop-at-current of a
 // 1M-row table to a file against `mariadb-dump --single-transaction
 // --quick` of the same table to a file, in turns, with one chunk reader
@@ -58,31 +63,41 @@ func BenchmarkRealSnapshot(b *testing.B) {
 	cpu := func(cmd *exec.Cmd) time.Duration { return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime() }
 	for _, readers := range []int{1, 2} {
 		b.Run(fmt.Sprintf("readers-%d", readers), func(b *testing.B) {
-			var tail, dump, tailCPU, dumpCPU time.Duration
+			var tail, dump, tailCPU, dumpCPU, base, baseCPU time.Duration
+			baseline := os.Getenv(snapBaselineEnv)
 			runs := 0
 			for b.Loop() {
 				runs++
-				os.Remove(out)
-				os.Remove(out + ".schema")
-				args := []string{"--dsn", s.DSN(s.ReplUser()), "--out", out, "--start", "current", "--stop-at-current",
-					"--snapshot", "--tables", "snap.t", "--snapshot-readers", strconv.Itoa(readers), "--quiet", "--server-id", "506"}
-				if n := os.Getenv(snapChunkRowsEnv); n != "" {
-					args = append(args, "--snapshot-chunk-rows", n)
+				runTail := func(bin, name string) (time.Duration, time.Duration) {
+					os.Remove(out)
+					os.Remove(out + ".schema")
+					args := []string{"--dsn", s.DSN(s.ReplUser()), "--out", out, "--start", "current", "--stop-at-current",
+						"--snapshot", "--tables", "snap.t", "--snapshot-readers", strconv.Itoa(readers), "--quiet", "--server-id", "506"}
+					if n := os.Getenv(snapChunkRowsEnv); n != "" {
+						args = append(args, "--snapshot-chunk-rows", n)
+					}
+					if p := os.Getenv("BINLOGSTREAM_TAIL_PROFILE"); p != "" {
+						args = append(args, "--cpuprofile", filepath.Join(p, fmt.Sprintf("%s-%d-%d.pprof", name, readers, runs)))
+					}
+					cmd := exec.Command(bin, args...)
+					t0 := time.Now()
+					runCmd(b, cmd)
+					return time.Since(t0), cpu(cmd)
 				}
-				if p := os.Getenv("BINLOGSTREAM_TAIL_PROFILE"); p != "" {
-					args = append(args, "--cpuprofile", filepath.Join(p, fmt.Sprintf("snapshot-%d-%d.pprof", readers, runs)))
+				if baseline != "" {
+					w, c := runTail(baseline, "baseline")
+					base += w
+					baseCPU += c
 				}
-				cmd := exec.Command(bin, args...)
-				t0 := time.Now()
-				runCmd(b, cmd)
-				tail += time.Since(t0)
-				tailCPU += cpu(cmd)
+				w, c := runTail(bin, "snapshot")
+				tail += w
+				tailCPU += c
 
 				f, err := os.Create(dumpOut)
 				if err != nil {
 					b.Fatal(err)
 				}
-				cmd = exec.Command("mariadb-dump", "--host="+s.Host(), "--port="+strconv.Itoa(s.Port()),
+				cmd := exec.Command("mariadb-dump", "--host="+s.Host(), "--port="+strconv.Itoa(s.Port()),
 					"--user="+s.ReplUser(), "--password="+s.ReplPassword(), "--single-transaction", "--quick", "snap", "t")
 				cmd.Stdout = f
 				t1 := time.Now()
@@ -103,6 +118,12 @@ func BenchmarkRealSnapshot(b *testing.B) {
 			b.ReportMetric(tailCPU.Seconds()/n, "binlog-tail-cpu-s")
 			b.ReportMetric(dumpCPU.Seconds()/n, "mariadb-dump-cpu-s")
 			b.ReportMetric(snapBenchRows*n/tail.Seconds(), "binlog-tail-rows/s")
+			if baseline != "" {
+				b.ReportMetric(baseCPU.Seconds()/n, "baseline-cpu-s")
+				b.ReportMetric(tail.Seconds()/base.Seconds(), "binlog-tail/baseline")
+				b.ReportMetric(tailCPU.Seconds()/baseCPU.Seconds(), "binlog-tail-cpu/baseline")
+				b.ReportMetric(base.Seconds()/dump.Seconds(), "baseline/mariadb-dump")
+			}
 			b.ReportMetric(loadAvg(), "load-avg-1m")
 		})
 	}

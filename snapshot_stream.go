@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
@@ -176,6 +177,7 @@ type snapDriver struct {
 	pattern []string
 	tok     string // the state's token part
 	tokBuf  []byte
+	tokText []byte // the bytes of the tokens handed out, never written again
 	dirty   bool
 
 	gen      uint64 // reads of an older generation are discarded
@@ -585,9 +587,26 @@ func (d *snapDriver) reader(ctx context.Context) {
 func (d *snapDriver) token() string {
 	if d.dirty {
 		d.tokBuf = d.state.Append(d.tokBuf[:0])
-		d.tok, d.dirty = string(d.tokBuf), false
+		d.tok, d.dirty = d.keepToken(d.tokBuf), false
 	}
 	return d.tok
+}
+
+// tokenText is the size of a slab of token text.
+const tokenText = 64 << 10
+
+// keepToken is b as a string, its bytes copied into a slab shared by the
+// tokens of many rows rather than one allocation per delivered row.
+func (d *snapDriver) keepToken(b []byte) string {
+	if len(b) == 0 || len(b) > tokenText/16 {
+		return string(b)
+	}
+	if cap(d.tokText)-len(d.tokText) < len(b) {
+		d.tokText = make([]byte, 0, tokenText)
+	}
+	i := len(d.tokText)
+	d.tokText = append(d.tokText, b...)
+	return unsafe.String(&d.tokText[i], len(b))
 }
 
 // restart drops the reads in flight and the held changes, as of a new dump
