@@ -254,34 +254,9 @@ func run(ctx context.Context, o options, stderr io.Writer) error {
 		return err
 	}
 	defer pub.Close()
-	flavor, oldest, err := inspect(ctx, o)
+	flavor, src, st, err := openSource(ctx, o, tables, logger, pub.Resumed(), pub.StartAt)
 	if err != nil {
 		return err
-	}
-	src, err := binlogstream.NewSyncerSource(o.syncerConfig(o.DSN, flavor))
-	if err != nil {
-		return err
-	}
-	st, err := probe(ctx, src)
-	if err != nil {
-		return err
-	}
-	if !pub.Resumed() && o.Tables != nil {
-		// A resumed stream's tables may have been dropped since.
-		warnings, err := tables.CheckTables(o.Tables, o.TablesLater)
-		for _, w := range warnings {
-			logger.Warn(w)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	if !pub.Resumed() {
-		from, err := o.startPosition(flavor, st, oldest)
-		if err != nil {
-			return err
-		}
-		pub.StartAt(from)
 	}
 	// The schema history lives in JetStream too: a restart anywhere reads
 	// it back rather than taking a new information_schema snapshot.
@@ -403,6 +378,41 @@ func (o options) syncerConfig(d binlogstream.DSN, flavor string) binlogstream.Sy
 
 // inspect connects once to the server to detect its flavor and, for
 // --start oldest in file mode, read its oldest binlog.
+// openSource connects the source. A sink that holds nothing yet
+// (resumed false) has --tables checked against the server's tables (a
+// resumed one's may have been dropped since) and is told where to start.
+func openSource(ctx context.Context, o options, tables clikit.ServerTables, logger logrus.FieldLogger, resumed bool,
+	startAt func(binlogstream.ResumePosition)) (flavor string, src *binlogstream.SyncerSource, st binlogstream.ServerState, err error) {
+	flavor, oldest, err := inspect(ctx, o)
+	if err != nil {
+		return "", nil, st, err
+	}
+	if src, err = binlogstream.NewSyncerSource(o.syncerConfig(o.DSN, flavor)); err != nil {
+		return "", nil, st, err
+	}
+	if st, err = probe(ctx, src); err != nil {
+		return "", nil, st, err
+	}
+	if resumed {
+		return flavor, src, st, nil
+	}
+	if o.Tables != nil {
+		warnings, err := tables.CheckTables(o.Tables, o.TablesLater)
+		for _, w := range warnings {
+			logger.Warn(w)
+		}
+		if err != nil {
+			return "", nil, st, err
+		}
+	}
+	from, err := o.startPosition(flavor, st, oldest)
+	if err != nil {
+		return "", nil, st, err
+	}
+	startAt(from)
+	return flavor, src, st, nil
+}
+
 func inspect(ctx context.Context, o options) (flavor string, oldest binlogstream.Position, err error) {
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()

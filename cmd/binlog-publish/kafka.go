@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/binlogstream/binlogstream"
 	"github.com/binlogstream/binlogstream/cmd/internal/clikit"
 	"github.com/binlogstream/binlogstream/debezium"
 	"github.com/binlogstream/binlogstream/publish"
@@ -128,33 +127,9 @@ func runKafka(ctx context.Context, o options, stderr io.Writer) error {
 		return err
 	}
 	defer pub.Close()
-	flavor, oldest, err := inspect(ctx, o)
+	flavor, src, st, err := openSource(ctx, o, tables, logger, pub.Resumed(), pub.StartAt)
 	if err != nil {
 		return err
-	}
-	src, err := binlogstream.NewSyncerSource(o.syncerConfig(o.DSN, flavor))
-	if err != nil {
-		return err
-	}
-	st, err := probe(ctx, src)
-	if err != nil {
-		return err
-	}
-	if !pub.Resumed() && o.Tables != nil {
-		warnings, err := tables.CheckTables(o.Tables, o.TablesLater)
-		for _, w := range warnings {
-			logger.Warn(w)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	if !pub.Resumed() {
-		from, err := o.startPosition(flavor, st, oldest)
-		if err != nil {
-			return err
-		}
-		pub.StartAt(from)
 	}
 	return stream(ctx, o, flavor, kafkaSink{pub}, src, st, pub.SchemaStore(), logger, m)
 }
