@@ -343,7 +343,7 @@ func (s *SyncerSource) openTLS(ctx context.Context, tlsConfig *tls.Config, skip 
 			if dec != nil {
 				dec.Close()
 			}
-			return nil, fmt.Errorf("binlogstream: connect to %s: %w", s.cfg.DSN, plainHint(r.err, tlsConfig))
+			return nil, fmt.Errorf("binlogstream: connect to %s: %w", s.cfg.DSN, deniedHint(ctx, s.cfg.DSN, r.err, tlsConfig))
 		}
 		sctx, cancel := context.WithCancel(context.Background())
 		st := &syncerStream{syncer: b, ctx: sctx, cancel: cancel, timeout: s.cfg.ReadTimeout}
@@ -567,20 +567,39 @@ func connectQuery(ctx context.Context, d DSN, tc *tls.Config, preferred bool) (*
 		conn, err = dial(nil)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("connect to %s: %w", d, plainHint(err, tc))
+		return nil, fmt.Errorf("connect to %s: %w", d, deniedHint(ctx, d, err, tc))
 	}
 	return conn, nil
 }
 
-// plainHint adds to an access denied over a plain connection that the
-// server may want TLS: MariaDB with require_secure_transport=ON refuses a
-// plain connection as "Access denied", with no word of TLS.
-func plainHint(err error, tc *tls.Config) error {
+// deniedHint adds to an access denied what may be behind it: no
+// password at all; or, over a plain connection, a server that requires
+// secure transport (MariaDB with require_secure_transport=ON refuses a
+// plain connection as "Access denied", with no word of TLS). The second
+// is said only when the same credentials are accepted over TLS (a
+// connection that checks no certificate, closed at once), so a wrong
+// password gets no hint that misleads.
+func deniedHint(ctx context.Context, d DSN, err error, tc *tls.Config) error {
 	var me *mysql.MyError
-	if tc != nil || !errors.As(err, &me) || me.Code != mysql.ER_ACCESS_DENIED_ERROR {
+	if !errors.As(err, &me) || me.Code != mysql.ER_ACCESS_DENIED_ERROR {
 		return err
 	}
-	return &hintError{err: err, hint: "the connection was not encrypted: if the server requires secure transport, add tls=true to the DSN"}
+	if d.Password == "" {
+		return &hintError{err: err, hint: "no password was given: put it in the DSN (the commands also read --password-file FILE and MYSQL_PWD)"}
+	}
+	if tc != nil {
+		return err
+	}
+	probe := &tls.Config{InsecureSkipVerify: true} //nolint:gosec // a probe whether TLS is accepted; nothing is sent but the login
+	conn, perr := client.ConnectWithContext(ctx, d.Addr(), d.User, d.Password, "", 10*time.Second, func(c *client.Conn) error {
+		c.SetTLSConfig(probe)
+		return nil
+	})
+	if perr != nil {
+		return err
+	}
+	_ = conn.Close()
+	return &hintError{err: err, hint: "the server accepts these credentials over TLS only (require_secure_transport): add tls=true to the DSN"}
 }
 
 type hintError struct {

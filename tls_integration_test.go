@@ -65,7 +65,7 @@ func TestIntegrationTLS(t *testing.T) {
 	for name, c := range map[string]struct{ dsn, msg string }{
 		"wrong CA":       {repl + "?tls=true&tls-ca=" + certs.OtherCA, "x509: certificate signed by unknown authority"},
 		"system roots":   {repl + "?tls=true", "x509: certificate signed by unknown authority"},
-		"plain TCP":      {repl, "Access denied for user 'repl'@'127.0.0.1' (using password: YES); the connection was not encrypted"},
+		"plain TCP":      {repl, "Access denied for user 'repl'@'127.0.0.1' (using password: YES); the server accepts these credentials over TLS only (require_secure_transport): add tls=true to the DSN"},
 		"no client cert": {x509u + "?tls=true&tls-ca=" + certs.CA, "Access denied for user 'x509u'"},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -76,6 +76,20 @@ func TestIntegrationTLS(t *testing.T) {
 			assert.NotContains(t, err.Error(), "x509pw")
 		})
 	}
+
+	t.Run("a wrong password gets no TLS hint", func(t *testing.T) {
+		bad := fmt.Sprintf("%s:%s@tcp(%s)/", s.ReplUser(), "wrong-"+s.ReplPassword(), s.Addr())
+		err := stream(t, bad)
+		require.ErrorContains(t, err, "Access denied")
+		assert.NotContains(t, err.Error(), "tls=true", "the same credentials fail over TLS too")
+		assert.NotContains(t, err.Error(), s.ReplPassword())
+	})
+
+	t.Run("no password", func(t *testing.T) {
+		err := stream(t, fmt.Sprintf("%s@tcp(%s)/", s.ReplUser(), s.Addr()))
+		require.ErrorContains(t, err, "Access denied")
+		assert.Contains(t, err.Error(), "no password was given: put it in the DSN (the commands also read --password-file FILE and MYSQL_PWD)")
+	})
 
 	t.Run("server without TLS", func(t *testing.T) {
 		plain := mariadb.Start(t, mariadb.Options{})

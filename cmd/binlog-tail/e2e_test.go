@@ -176,6 +176,7 @@ func TestEndToEndMariaDB(t *testing.T) {
 			assert.True(t, strings.HasPrefix(r.stderr, "binlog-tail: "), r.stderr)
 			assert.Contains(t, r.stderr, tc.msg)
 			assert.NotContains(t, r.stderr, tc.secret)
+			assert.NotContains(t, r.stderr, "tls=true", "no TLS hint for a wrong password or an unreachable server")
 		}
 		r := runBinary(t, context.Background(), "--demo")
 		assert.Equal(t, 0, r.code, r.stderr)

@@ -39,5 +39,5 @@ func TestEndToEndTLS(t *testing.T) {
 	code := cli(context.Background(), []string{"--dsn", plain, "--out", filepath.Join(dir, "plain.jsonl")}, &bytes.Buffer{}, &stderr)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr.String(), "Access denied")
-	assert.Contains(t, stderr.String(), "the connection was not encrypted: if the server requires secure transport, add tls=true to the DSN")
+	assert.Contains(t, stderr.String(), "the server accepts these credentials over TLS only (require_secure_transport): add tls=true to the DSN")
 }
