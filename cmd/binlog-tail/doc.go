@@ -154,7 +154,8 @@
 //     created before the stream then have positional rows unless the
 //     server logs binlog_row_metadata=FULL.
 //   - --quiet: no progress line (about once a second: position, rows/s and
-//     lag) and no reconnect warnings on stderr.
+//     lag, and while a snapshot runs its reads, reads/s and the tables
+//     still to read) and no reconnect warnings on stderr.
 //   - --cpuprofile FILE: write a CPU profile of the run (go tool pprof).
 //   - --demo: a self-contained crash-and-resume demo on an in-process fake
 //     server (no database needed); prints the story to stdout.

@@ -539,23 +539,42 @@ func (t *tailer) background(ctx context.Context, s *binlogstream.BinlogStreamer)
 			defer wg.Done()
 			tick := time.NewTicker(every)
 			defer tick.Stop()
-			last, lastAt := t.rows.Load(), time.Now()
+			var last progressCounts
+			lastAt := time.Now()
 			for {
 				select {
 				case <-ctx.Done():
 					return
 				case now := <-tick.C:
-					st := s.Stats()
-					rows := t.rows.Load()
-					rate := float64(rows-last) / now.Sub(lastAt).Seconds()
-					last, lastAt = rows, now
-					fmt.Fprintf(t.cfg.Progress, "binlog-tail: at %s, %d rows (%.0f rows/s), lag %s\n",
-						describe(st.Position), rows, rate, st.Lag.Truncate(time.Millisecond))
+					cur := progressCounts{rows: t.rows.Load(), snap: s.SnapshotStats()}
+					fmt.Fprintln(t.cfg.Progress, progressLine(s.Stats(), last, cur, now.Sub(lastAt)))
+					last, lastAt = cur, now
 				}
 			}
 		}()
 	}
 	return &wg
+}
+
+// progressCounts is what the progress line counts: row changes written,
+// and the snapshot's reads and tables.
+type progressCounts struct {
+	rows uint64
+	snap binlogstream.SnapshotStats
+}
+
+// progressLine is the progress line for cur, counted since prev, d ago:
+// the position, the row changes and their rate, the lag, and while a
+// snapshot is read or was this run, its reads, their rate and the
+// tables still to read.
+func progressLine(st binlogstream.Stats, prev, cur progressCounts, d time.Duration) string {
+	per := func(n, was uint64) float64 { return float64(n-was) / d.Seconds() }
+	line := fmt.Sprintf("binlog-tail: at %s, %d rows (%.0f rows/s), lag %s",
+		describe(st.Position), cur.rows, per(cur.rows, prev.rows), st.Lag.Truncate(time.Millisecond))
+	if cur.snap.Rows > 0 || cur.snap.Tables > 0 {
+		line += fmt.Sprintf("; snapshot: %d reads (%.0f reads/s), %d tables to read", cur.snap.Rows, per(cur.snap.Rows, prev.snap.Rows), cur.snap.Tables)
+	}
+	return line
 }
 
 // describe renders a position for the progress line: the last streamed

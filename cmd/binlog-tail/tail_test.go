@@ -313,3 +313,15 @@ func TestStartWriteback(t *testing.T) {
 	assert.Error(t, startWriteback(w))
 	assert.ErrorIs(t, flushData(w), errors.ErrUnsupported)
 }
+
+// TestProgressLineCountsSnapshotReads: the progress line counts the
+// snapshot's reads and tables while one runs, and not otherwise.
+func TestProgressLineCountsSnapshotReads(t *testing.T) {
+	st := binlogstream.Stats{Position: binlogstream.StartAt(binlogstream.Position{File: "mysql-bin.000002", Offset: 1200}), Lag: 1500 * time.Millisecond}
+	prev := progressCounts{rows: 100, snap: binlogstream.SnapshotStats{Rows: 20_000, Tables: 2}}
+	cur := progressCounts{rows: 300, snap: binlogstream.SnapshotStats{Rows: 100_000, Tables: 1}}
+	assert.Equal(t, "binlog-tail: at mysql-bin.000002:1200, 300 rows (100 rows/s), lag 1.5s; snapshot: 100000 reads (40000 reads/s), 1 tables to read",
+		progressLine(st, prev, cur, 2*time.Second))
+	assert.Equal(t, "binlog-tail: at mysql-bin.000002:1200, 300 rows (100 rows/s), lag 1.5s",
+		progressLine(st, progressCounts{rows: 100}, progressCounts{rows: 300}, 2*time.Second), "no snapshot: no snapshot part")
+}
