@@ -341,8 +341,13 @@ func replicate(ctx context.Context, log *logrus.Logger, o *options) error {
 			return err
 		}
 	}
-	log.WithFields(logrus.Fields{"from": start.String(), "snapshot": start.SnapshotPending() || token == ""}).Info("streaming")
+	log.WithFields(logrus.Fields{"from": positionText(start), "token": start.String(), "snapshot": start.SnapshotPending() || token == ""}).Info("streaming")
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() { defer close(watched); watchCatchUp(watchCtx, s, log, time.Second) }()
 	runErr := s.Run(ctx)
+	stopWatch()
+	<-watched
 	// The last acknowledged event's effects and token go in together.
 	var le *binlogstream.ListenerError
 	if runErr == nil || !errors.As(runErr, &le) {
@@ -358,6 +363,50 @@ func replicate(ctx context.Context, log *logrus.Logger, o *options) error {
 		"snapshot_rows": a.snapRows, "applied": a.applied, "commits": a.commits, "reconnects": st.Reconnects, "failovers": st.Failovers,
 	}).Info("binlog-replicate stopped")
 	return runErr
+}
+
+// positionText is a position for the log: the binlog file and offset, or
+// in GTID mode the executed set (and the transaction in flight).
+func positionText(p binlogstream.ResumePosition) string {
+	if !p.IsGTID() {
+		return p.Streamed.String()
+	}
+	s := "gtid " + p.Executed
+	if p.Executed == "" {
+		s = "gtid (none)"
+	}
+	if p.GTID != "" {
+		s += " + inside " + p.GTID
+	}
+	return s
+}
+
+// statser is what watchCatchUp reads; *binlogstream.BinlogStreamer is one.
+type statser interface {
+	Stats() binlogstream.Stats
+	SnapshotStats() binlogstream.SnapshotStats
+}
+
+// watchCatchUp logs "caught up" each time the stream reaches the
+// source's end (the lag is 0 after a heartbeat, with nothing left to
+// snapshot) after having been behind, every period until ctx ends.
+func watchCatchUp(ctx context.Context, s statser, log logrus.FieldLogger, period time.Duration) {
+	tick := time.NewTicker(period)
+	defer tick.Stop()
+	caughtUp := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		st := s.Stats()
+		now := st.Lag == 0 && st.At.File != "" && s.SnapshotStats().Tables == 0
+		if now && !caughtUp {
+			log.WithFields(logrus.Fields{"at": positionText(st.Position), "applied_events": st.Delivered}).Info("caught up")
+		}
+		caughtUp = now
+	}
 }
 
 // checkSource refuses a source whose binlog settings the run cannot
