@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -63,8 +64,10 @@ type options struct {
 	SnapshotKeyless                    binlogstream.KeylessPolicy
 	ServerID                           uint
 	Quiet                              bool
-	Lease                              leaseFlags
-	Metrics                            string
+	// ProgressEvery is how often a progress line is logged (0: never).
+	ProgressEvery time.Duration
+	Lease         leaseFlags
+	Metrics       string
 	// SpoolDir and SpoolMiB are publish.Config's SpoolDir and SpoolBytes.
 	SpoolDir string
 	SpoolMiB int
@@ -111,6 +114,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	})
 	fs.UintVar(&o.ServerID, "server-id", defaultServerID, "replica server `ID` to register with")
 	fs.BoolVar(&o.Quiet, "quiet", false, "no warnings on stderr")
+	fs.DurationVar(&o.ProgressEvery, "progress-every", 10*time.Second, "log a progress line (position, rows/s, lag, the snapshot's reads) every `D`; 0: never; --quiet hides it")
 	o.Lease.register(fs)
 	fs.StringVar(&o.Metrics, "metrics", "", "serve Prometheus metrics at http://`ADDR`/metrics (HOST:PORT; see docs/metrics.md)")
 	fs.StringVar(&o.SpoolDir, "spool-dir", "", "write the lines of a transaction larger than --spool-mib to an unlinked temporary file in `DIR` (default: the system's temporary directory)")
@@ -319,7 +323,17 @@ func stream(ctx context.Context, o options, flavor string, pub sink, src binlogs
 		m.SetStreamer(s)
 		s.AddListener(m.CountRows)
 	}
+	var rows atomic.Uint64 // row changes handed to the publisher
+	s.AddListener(func(_ context.Context, ev binlogstream.Event) error {
+		rows.Add(uint64(binlogstream.RowChanges(ev.BinlogEvent)))
+		return nil
+	})
+	pctx, stopProgress := context.WithCancel(ctx)
+	reported := make(chan struct{})
+	go func() { defer close(reported); reportProgress(pctx, s, &rows, logger, o.ProgressEvery) }()
 	err = s.Run(ctx)
+	stopProgress()
+	<-reported
 	if err == nil || ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		// The ended transactions are published before the exit; a stop
 		// inside one leaves its lines to the next run.
@@ -378,6 +392,38 @@ func (o options) syncerConfig(d binlogstream.DSN, flavor string) binlogstream.Sy
 
 // inspect connects once to the server to detect its flavor and, for
 // --start oldest in file mode, read its oldest binlog.
+// reportProgress logs a progress line every period until ctx ends: the
+// position, the row changes published and their rate, the lag, and
+// while a snapshot runs its reads and tables left. A period of 0 logs
+// none.
+func reportProgress(ctx context.Context, s interface {
+	Stats() binlogstream.Stats
+	SnapshotStats() binlogstream.SnapshotStats
+}, rows *atomic.Uint64, logger logrus.FieldLogger, period time.Duration) {
+	if period <= 0 {
+		return
+	}
+	tick := time.NewTicker(period)
+	defer tick.Stop()
+	last, lastReads, lastAt := rows.Load(), uint64(0), time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-tick.C:
+			st, ss, n := s.Stats(), s.SnapshotStats(), rows.Load()
+			secs := now.Sub(lastAt).Seconds()
+			f := logrus.Fields{"at": clikit.Describe(st.Position), "rows": n, "rows_per_s": int64(float64(n-last) / secs),
+				"lag": st.Lag.Truncate(time.Millisecond).String()}
+			if ss.Rows > 0 || ss.Tables > 0 {
+				f["snapshot_reads"], f["snapshot_reads_per_s"], f["snapshot_tables_left"] = ss.Rows, int64(float64(ss.Rows-lastReads)/secs), ss.Tables
+			}
+			logger.WithFields(f).Info("progress")
+			last, lastReads, lastAt = n, ss.Rows, now
+		}
+	}
+}
+
 // openSource connects the source. A sink that holds nothing yet
 // (resumed false) has --tables checked against the server's tables (a
 // resumed one's may have been dropped since) and is told where to start.

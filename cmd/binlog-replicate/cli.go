@@ -341,7 +341,7 @@ func replicate(ctx context.Context, log *logrus.Logger, o *options) error {
 			return err
 		}
 	}
-	log.WithFields(logrus.Fields{"from": positionText(start), "token": start.String(), "snapshot": start.SnapshotPending() || token == ""}).Info("streaming")
+	log.WithFields(logrus.Fields{"from": clikit.Describe(start), "token": start.String(), "snapshot": start.SnapshotPending() || token == ""}).Info("streaming")
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	watched := make(chan struct{})
 	go func() { defer close(watched); watchCatchUp(watchCtx, s, log, time.Second) }()
@@ -363,22 +363,6 @@ func replicate(ctx context.Context, log *logrus.Logger, o *options) error {
 		"snapshot_rows": a.snapRows, "applied": a.applied, "commits": a.commits, "reconnects": st.Reconnects, "failovers": st.Failovers,
 	}).Info("binlog-replicate stopped")
 	return runErr
-}
-
-// positionText is a position for the log: the binlog file and offset, or
-// in GTID mode the executed set (and the transaction in flight).
-func positionText(p binlogstream.ResumePosition) string {
-	if !p.IsGTID() {
-		return p.Streamed.String()
-	}
-	s := "gtid " + p.Executed
-	if p.Executed == "" {
-		s = "gtid (none)"
-	}
-	if p.GTID != "" {
-		s += " + inside " + p.GTID
-	}
-	return s
 }
 
 // statser is what watchCatchUp reads; *binlogstream.BinlogStreamer is one.
@@ -403,7 +387,7 @@ func watchCatchUp(ctx context.Context, s statser, log logrus.FieldLogger, period
 		st := s.Stats()
 		now := st.Lag == 0 && st.At.File != "" && s.SnapshotStats().Tables == 0
 		if now && !caughtUp {
-			log.WithFields(logrus.Fields{"at": positionText(st.Position), "applied_events": st.Delivered}).Info("caught up")
+			log.WithFields(logrus.Fields{"at": clikit.Describe(st.Position), "applied_events": st.Delivered}).Info("caught up")
 		}
 		caughtUp = now
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/binlogstream/binlogstream"
+	"github.com/binlogstream/binlogstream/cmd/internal/clikit"
 )
 
 // TestGTIDFlags: the flag rules of --gtid and --failover-to, checked before
@@ -121,8 +122,8 @@ func TestGTIDModeMismatch(t *testing.T) {
 func TestDescribePosition(t *testing.T) {
 	p, err := binlogstream.StartAtGTID("mariadb", "")
 	require.NoError(t, err)
-	assert.Equal(t, "gtid (none)", describe(p))
+	assert.Equal(t, "gtid (none)", clikit.Describe(p))
 	p.Executed, p.GTID = "0-1-5", "0-1-6"
-	assert.Equal(t, "gtid 0-1-5 + inside 0-1-6", describe(p))
-	assert.Equal(t, "f.000001:4", describe(binlogstream.StartAt(binlogstream.Position{File: "f.000001", Offset: 4})))
+	assert.Equal(t, "gtid 0-1-5 + inside 0-1-6", clikit.Describe(p))
+	assert.Equal(t, "f.000001:4", clikit.Describe(binlogstream.StartAt(binlogstream.Position{File: "f.000001", Offset: 4})))
 }

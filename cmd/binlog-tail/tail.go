@@ -17,6 +17,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/binlogstream/binlogstream"
+	"github.com/binlogstream/binlogstream/cmd/internal/clikit"
 	"github.com/binlogstream/binlogstream/debezium"
 	"github.com/binlogstream/binlogstream/tailline"
 )
@@ -570,28 +571,11 @@ type progressCounts struct {
 func progressLine(st binlogstream.Stats, prev, cur progressCounts, d time.Duration) string {
 	per := func(n, was uint64) float64 { return float64(n-was) / d.Seconds() }
 	line := fmt.Sprintf("binlog-tail: at %s, %d rows (%.0f rows/s), lag %s",
-		describe(st.Position), cur.rows, per(cur.rows, prev.rows), st.Lag.Truncate(time.Millisecond))
+		clikit.Describe(st.Position), cur.rows, per(cur.rows, prev.rows), st.Lag.Truncate(time.Millisecond))
 	if cur.snap.Rows > 0 || cur.snap.Tables > 0 {
 		line += fmt.Sprintf("; snapshot: %d reads (%.0f reads/s), %d tables to read", cur.snap.Rows, per(cur.snap.Rows, prev.snap.Rows), cur.snap.Tables)
 	}
 	return line
-}
-
-// describe renders a position for the progress line: the last streamed
-// file position, or in GTID mode the executed set and the transaction in
-// flight.
-func describe(p binlogstream.ResumePosition) string {
-	if !p.IsGTID() {
-		return p.Streamed.String()
-	}
-	s := "gtid " + p.Executed
-	if p.Executed == "" {
-		s = "gtid (none)"
-	}
-	if p.GTID != "" {
-		s += " + inside " + p.GTID
-	}
-	return s
 }
 
 // onEvent is the streamer's listener: it queues the events that write

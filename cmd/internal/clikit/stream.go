@@ -84,3 +84,19 @@ func (e *keylessError) Error() string {
 }
 
 func (e *keylessError) Unwrap() error { return e.SnapshotKeyError }
+
+// Describe is a position for a log or progress line: the binlog file and
+// offset, or in GTID mode the executed set and the transaction in flight.
+func Describe(p binlogstream.ResumePosition) string {
+	if !p.IsGTID() {
+		return p.Streamed.String()
+	}
+	s := "gtid " + p.Executed
+	if p.Executed == "" {
+		s = "gtid (none)"
+	}
+	if p.GTID != "" {
+		s += " + inside " + p.GTID
+	}
+	return s
+}
