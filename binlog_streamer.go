@@ -572,7 +572,16 @@ func (s *BinlogStreamer) ignoreEvent(ctx context.Context, listeners []Listener, 
 	if s.reachedStop() { // a target set while the stream was idle
 		return true, nil
 	}
-	return false, s.maybeProgress(ctx, listeners, false)
+	return false, s.maybeProgress(ctx, listeners, false, heartbeatAt(be, d))
+}
+
+// heartbeatAt is where a heartbeat says the dump is: the file it names
+// and its LogPos, else the decision's end.
+func heartbeatAt(be *replication.BinlogEvent, d *decision) Position {
+	if hb, ok := be.Event.(*replication.HeartbeatEvent); ok && hb.Filename != "" && be.Header.LogPos != 0 {
+		return Position{File: hb.Filename, Offset: uint64(be.Header.LogPos)}
+	}
+	return d.end
 }
 
 // dropEvent follows a replayed event the listeners already had in the
@@ -585,7 +594,7 @@ func (s *BinlogStreamer) dropEvent(ctx context.Context, listeners []Listener, be
 	}
 	dropped.Add(1)
 	s.setResume(d.after)
-	return s.maybeProgress(ctx, listeners, true)
+	return s.maybeProgress(ctx, listeners, true, d.end)
 }
 
 // expandPayload tracks and handles, one by one, the inner events of a
@@ -650,7 +659,7 @@ func (s *BinlogStreamer) handle(ctx context.Context, listeners []Listener, be *r
 		}
 		dropped.Add(1)
 		s.setResume(d.after)
-		return s.maybeProgress(ctx, listeners, true)
+		return s.maybeProgress(ctx, listeners, true, d.end)
 	}
 	if err := s.checkStatement(be, d); err != nil {
 		return err
@@ -669,7 +678,7 @@ func (s *BinlogStreamer) handle(ctx context.Context, listeners []Listener, be *r
 			// Its table is filtered out (SyncerConfig.DecodeTable): not
 			// delivered, the position moves past it.
 			s.setResume(d.after)
-			return s.maybeProgress(ctx, listeners, true)
+			return s.maybeProgress(ctx, listeners, true, d.end)
 		}
 	}
 	if err := ctx.Err(); err != nil {

@@ -172,7 +172,9 @@ type Listener func(ctx context.Context, ev Event) error
 // it and not read that stretch again after a restart.
 //
 // It is not a binlog event: its Header has EventType UNKNOWN_EVENT and
-// timestamp 0, Start and End are the resume position's Streamed, and a
+// timestamp 0, Start and End are the resume position's Streamed (in GTID
+// mode, where the token holds no file position, the binlog position of
+// the event or heartbeat the stream moved to), and a
 // listener that switches on ev.Event's type and ignores what it does not
 // know ignores it. Persisting its Resume is optional, like any event's.
 type Progress struct {

@@ -49,8 +49,9 @@ func (c *progressClock) observe(moved bool) bool {
 }
 
 // maybeProgress delivers a Progress when one is due after an undelivered
-// move (moved) or a heartbeat.
-func (s *BinlogStreamer) maybeProgress(ctx context.Context, listeners []Listener, moved bool) error {
+// move (moved) or a heartbeat; at is where that put the stream in the
+// binlog, the Progress's position in GTID mode.
+func (s *BinlogStreamer) maybeProgress(ctx context.Context, listeners []Listener, moved bool, at Position) error {
 	if !s.progress.observe(moved) {
 		return nil
 	}
@@ -65,7 +66,11 @@ func (s *BinlogStreamer) maybeProgress(ctx context.Context, listeners []Listener
 		Header: &replication.EventHeader{EventType: replication.UNKNOWN_EVENT},
 		Event:  &Progress{Idle: idle},
 	}
-	ev := Event{BinlogEvent: be, Start: r.Streamed, End: r.Streamed, Resume: r, before: r}
+	pos := r.Streamed
+	if pos.IsZero() { // GTID mode: the binlog position the stream moved to
+		pos = at
+	}
+	ev := Event{BinlogEvent: be, Start: pos, End: pos, Resume: r, before: r}
 	if err := ctx.Err(); err != nil {
 		return err
 	}

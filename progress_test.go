@@ -158,3 +158,21 @@ func TestProgressOffByDefault(t *testing.T) {
 	_, err := binlogstream.NewBinlogStreamer(binlogstream.Config{Source: sc.source(), Start: sc.start(), ProgressInterval: -time.Second})
 	require.ErrorContains(t, err, "ProgressInterval")
 }
+
+// TestProgressPositionInGTIDMode: a GTID-mode Progress, whose token has
+// no file position, carries the binlog position the stream is at in
+// Start and End (binlog-tail's progress line writes it as file and pos).
+func TestProgressPositionInGTIDMode(t *testing.T) {
+	bl := th.NewBuilder(th.MariaDB).Txn(func(t *th.Txn) { t.Insert(users, userRows(1, 2)...) }).Build()
+	start, err := binlogstream.StartAtGTID("mariadb", "")
+	require.NoError(t, err)
+	src := th.NewFakeSource(bl, th.HeartbeatWhenIdle(time.Millisecond))
+	r := runProgress(t, src, start, func(r *progressRun) bool { return len(r.progress) == 1 })
+	require.ErrorIs(t, r.err, context.Canceled)
+	require.Len(t, r.progress, 1)
+	last := bl.Events[len(bl.Events)-1]
+	ev := r.progress[0]
+	assert.True(t, ev.Resume.IsGTID())
+	assert.Equal(t, binlogstream.Position{File: last.File, Offset: uint64(last.End)}, ev.End, "the heartbeat's position")
+	assert.Equal(t, ev.End, ev.Start)
+}
