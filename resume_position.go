@@ -721,3 +721,26 @@ type TxnProgress struct {
 func (p TxnProgress) reached(q TxnProgress) bool {
 	return p.TableMaps >= q.TableMaps && p.Rows >= q.Rows && p.Statements >= q.Statements
 }
+
+// SnapshotPending reports whether r records a snapshot with tables still
+// to read (or one whose state it cannot read).
+func (r ResumePosition) SnapshotPending() bool {
+	if r.snap == "" {
+		return false
+	}
+	saved, err := snapshot.Parse([]byte(r.snap))
+	if err != nil {
+		return true
+	}
+	for _, t := range saved.Tables {
+		if !t.Done {
+			return true
+		}
+	}
+	return false
+}
+
+// HasSnapshot reports whether r records a snapshot, finished or not: a
+// Run started from it with Config.Snapshot continues that snapshot, and
+// one started from a position without a snapshot begins a new one.
+func (r ResumePosition) HasSnapshot() bool { return r.snap != "" }
