@@ -15,13 +15,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	th "github.com/binlogstream/binlogstream/testhelpers"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -31,38 +31,12 @@ import (
 // BrokersEnv names a real cluster the tests use instead of kfake.
 const BrokersEnv = "BINLOGSTREAM_KAFKA_BROKERS"
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
+var build th.ModuleBinary
 
 // binary builds kfakeserver once per test process.
 func binary(t testing.TB) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		out, err := exec.Command("go", "env", "GOMOD").Output()
-		if err != nil {
-			buildErr = fmt.Errorf("go env GOMOD: %w", err)
-			return
-		}
-		root := filepath.Dir(strings.TrimSpace(string(out)))
-		dir, err := os.MkdirTemp("", "binlogstream-kfake-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "kfakeserver")
-		cmd := exec.Command("go", "build", "-o", binPath, "./testhelpers/kafka/kfakeserver")
-		cmd.Dir = root
-		if b, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("building kfakeserver: %w: %s", err, b)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binPath
+	return build.Path(t, "./testhelpers/kafka/kfakeserver", "kfakeserver")
 }
 
 // Cluster is a Kafka cluster for one test.

@@ -21,44 +21,20 @@ import (
 	"testing"
 	"time"
 
+	th "github.com/binlogstream/binlogstream/testhelpers"
+
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
+var build th.ModuleBinary
 
 // Binary is the path of nats-server, built once per test process from
 // the module's tool requirement (the build cache makes a later build a
 // link).
 func Binary(t testing.TB) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		out, err := exec.Command("go", "env", "GOMOD").Output()
-		if err != nil {
-			buildErr = fmt.Errorf("go env GOMOD: %w", err)
-			return
-		}
-		root := filepath.Dir(strings.TrimSpace(string(out)))
-		dir, err := os.MkdirTemp("", "binlogstream-nats-server-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "nats-server")
-		cmd := exec.Command("go", "build", "-o", binPath, "github.com/nats-io/nats-server/v2")
-		cmd.Dir = root
-		if b, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("building nats-server: %w: %s", err, b)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binPath
+	return build.Path(t, "github.com/nats-io/nats-server/v2", "nats-server")
 }
 
 // Node is one nats-server process of a Cluster.
