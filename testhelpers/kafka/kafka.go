@@ -11,8 +11,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"sort"
@@ -21,9 +19,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/binlogstream/binlogstream/internal/kafkaends"
 	th "github.com/binlogstream/binlogstream/testhelpers"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -136,7 +134,7 @@ func (c *Cluster) ReadCommitted(t testing.TB, topics ...string) []*kgo.Record {
 	admin := c.client(t)
 	defer admin.Close()
 	for _, topic := range topics {
-		e, err := stableEnds(ctx, admin, topic)
+		e, err := kafkaends.Stable(ctx, admin, topic)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -200,47 +198,4 @@ func (c *Cluster) ReadCommitted(t testing.TB, topics ...string) []*kgo.Record {
 		out = append(out, byPart[k]...)
 	}
 	return out
-}
-
-// stableEnds are the last stable offsets of topic's partitions.
-func stableEnds(ctx context.Context, cl *kgo.Client, topic string) (map[int32]int64, error) {
-	mreq := kmsg.NewPtrMetadataRequest()
-	mt := kmsg.NewMetadataRequestTopic()
-	mt.Topic = kmsg.StringPtr(topic)
-	mreq.Topics = append(mreq.Topics, mt)
-	mresp, err := mreq.RequestWith(ctx, cl)
-	if err != nil {
-		return nil, err
-	}
-	lreq := kmsg.NewPtrListOffsetsRequest()
-	lreq.IsolationLevel = 1
-	lreq.ReplicaID = -1
-	lt := kmsg.NewListOffsetsRequestTopic()
-	lt.Topic = topic
-	for _, t := range mresp.Topics {
-		if err := kerr.ErrorForCode(t.ErrorCode); err != nil {
-			return nil, fmt.Errorf("topic %s: %w", topic, err)
-		}
-		for _, p := range t.Partitions {
-			lp := kmsg.NewListOffsetsRequestTopicPartition()
-			lp.Partition, lp.Timestamp, lp.CurrentLeaderEpoch = p.Partition, -1, -1
-			lt.Partitions = append(lt.Partitions, lp)
-		}
-	}
-	lreq.Topics = append(lreq.Topics, lt)
-	ends := map[int32]int64{}
-	for _, shard := range cl.RequestSharded(ctx, lreq) {
-		if shard.Err != nil {
-			return nil, shard.Err
-		}
-		for _, t := range shard.Resp.(*kmsg.ListOffsetsResponse).Topics {
-			for _, p := range t.Partitions {
-				if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
-					return nil, errors.Join(fmt.Errorf("topic %s partition %d", topic, p.Partition), err)
-				}
-				ends[p.Partition] = p.Offset
-			}
-		}
-	}
-	return ends, nil
 }
