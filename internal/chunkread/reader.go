@@ -285,7 +285,13 @@ func (r *Reader) selectRows(t *Table, q string, c *Chunk) error {
 	var sl slab
 	var result mysql.Result
 	return r.conn.ExecuteSelectStreaming(q, &result, func(row []mysql.FieldValue) error {
-		c.Rows = append(c.Rows, sl.row(row, result.Fields, t.Extra, t.Fill))
+		r := sl.row(row, result.Fields, t.Extra, t.Fill)
+		for _, j := range t.floats {
+			if f, ok := r[j].(float64); ok {
+				r[j] = sl.float32(float32(f))
+			}
+		}
+		c.Rows = append(c.Rows, r)
 		return nil
 	}, nil)
 }

@@ -30,6 +30,10 @@ type Table struct {
 	Fill  any
 
 	selectList, orderBy string
+	// floats are the FLOAT columns: selected as DOUBLE, whose text
+	// is exact where a FLOAT's is cut to 6 digits, and read back as
+	// float32 (the binlog's form).
+	floats []int
 }
 
 // NewTable is the table schema.name of cols read by the key of the
@@ -37,7 +41,12 @@ type Table struct {
 func NewTable(schemaName, name string, cols []schema.Column, key []string, index string) (*Table, error) {
 	t := &Table{Schema: schemaName, Name: name, Columns: cols, Index: index}
 	var sel, order []string
-	for _, c := range cols {
+	for j, c := range cols {
+		if c.DataType == "float" {
+			sel = append(sel, "CAST("+QuoteIdent(c.Name)+" AS DOUBLE)")
+			t.floats = append(t.floats, j)
+			continue
+		}
 		sel = append(sel, QuoteIdent(c.Name))
 	}
 	for _, c := range key {
