@@ -61,6 +61,11 @@ type Config struct {
 	// Prefix). A stream is continued only in the format it was written in.
 	Format   Format
 	Debezium debezium.Options
+	// OnStored, when set, is called by the sender after each publish the
+	// stream acknowledged (an atomic batch or a single message): its
+	// messages and the time from its first try to the ack, retries
+	// included.
+	OnStored func(messages int, latency time.Duration)
 }
 
 // ErrFenced is the error of a publish refused because the stream does
@@ -488,7 +493,8 @@ func (p *Publisher) send(ctx context.Context, u []*nats.Msg) error {
 	if err := p.fits(u, nil); err != nil {
 		return err
 	}
-	deadline := time.Now().Add(p.cfg.RetryFor)
+	began := time.Now()
+	deadline := began.Add(p.cfg.RetryFor)
 	for attempt := 0; ; attempt++ {
 		if p.cfg.Lease != nil {
 			if err := p.cfg.Lease.Check(); err != nil {
@@ -498,12 +504,14 @@ func (p *Publisher) send(ctx context.Context, u []*nats.Msg) error {
 		seq, err := p.publish(ctx, u)
 		if err == nil {
 			p.stored(seq, len(u))
+			p.observe(len(u), began)
 			return nil
 		}
 		if errors.Is(err, nats.ErrMaxPayload) {
 			return p.fits(u, err) // a server that lowered its limit
 		}
 		if stored, cerr := p.landed(ctx, u); cerr == nil && stored {
+			p.observe(len(u), began)
 			return nil
 		}
 		if isFenced(err) {
@@ -567,6 +575,13 @@ func (p *Publisher) stored(seq uint64, n int) {
 	p.lastSeq = seq
 	p.messages.Add(uint64(n))
 	p.batches.Add(1)
+}
+
+// observe reports a publish of n messages first tried at began.
+func (p *Publisher) observe(n int, began time.Time) {
+	if p.cfg.OnStored != nil {
+		p.cfg.OnStored(n, time.Since(began))
+	}
 }
 
 // publish sends u: as one atomic batch, or as one message.

@@ -222,7 +222,7 @@ func run(ctx context.Context, o options, stderr io.Writer) error {
 		return runKafka(ctx, o, stderr)
 	}
 	logger := clikit.NewLogger(stderr, o.Quiet)
-	m, err := serveMetrics(ctx, o.Metrics, logger, stderr, o.Quiet)
+	m, pm, err := serveMetrics(ctx, o.Metrics, o.Lease.on, logger, stderr, o.Quiet)
 	if err != nil {
 		return err
 	}
@@ -242,6 +242,7 @@ func run(ctx context.Context, o options, stderr io.Writer) error {
 	defer release()
 	if m != nil && lease != nil {
 		m.SetLeaseChanges(lease.Changes)
+		pm.SetLease(func() bool { return lease.Err() == nil })
 	}
 	// Names compare as the server compares them, before the publisher
 	// filters with the patterns.
@@ -253,7 +254,7 @@ func run(ctx context.Context, o options, stderr io.Writer) error {
 		o.Tables = tables.Patterns(o.Tables)
 	}
 	pub, err := publish.Open(ctx, publish.Config{JetStream: js, Stream: o.Stream, Prefix: o.Prefix, Tables: o.Tables, Logger: logger, Lease: lease,
-		SpoolDir: o.SpoolDir, SpoolBytes: int64(o.SpoolMiB) << 20, Format: publish.Format(o.Kafka.Format), Debezium: o.Kafka.debeziumOptions()})
+		SpoolDir: o.SpoolDir, SpoolBytes: int64(o.SpoolMiB) << 20, Format: publish.Format(o.Kafka.Format), Debezium: o.Kafka.debeziumOptions(), OnStored: onStored(pm)})
 	if err != nil {
 		return err
 	}

@@ -109,7 +109,7 @@ func (o options) sourceName() string {
 // runKafka is run for --kafka.
 func runKafka(ctx context.Context, o options, stderr io.Writer) error {
 	logger := clikit.NewLogger(stderr, o.Quiet)
-	m, err := serveMetrics(ctx, o.Metrics, logger, stderr, o.Quiet)
+	m, pm, err := serveMetrics(ctx, o.Metrics, false, logger, stderr, o.Quiet)
 	if err != nil {
 		return err
 	}
@@ -122,7 +122,7 @@ func runKafka(ctx context.Context, o options, stderr io.Writer) error {
 	}
 	pub, err := kafka.Open(ctx, kafka.Config{Brokers: strings.Split(o.Kafka.Brokers, ","), Name: o.sourceName(), TopicPrefix: o.Kafka.TopicPrefix,
 		OffsetsTopic: o.Kafka.OffsetsTopic, SchemaTopic: o.Kafka.SchemaTopic, Format: publish.Format(o.Kafka.Format),
-		Debezium: o.Kafka.debeziumOptions(), Tables: o.Tables, Logger: logger})
+		Debezium: o.Kafka.debeziumOptions(), Tables: o.Tables, Logger: logger, OnCommit: onStored(pm)})
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/sirupsen/logrus"
 
@@ -12,19 +13,29 @@ import (
 
 // serveMetrics serves --metrics ADDR until ctx ends and prints the URL
 // (the bound port, for ADDR's port 0) unless quiet; nil without the flag.
-// The log's errors become the last error.
-func serveMetrics(ctx context.Context, addr string, logger *logrus.Logger, stderr io.Writer, quiet bool) (*metrics.Metrics, error) {
+// The log's errors become the last error. The publisher's own metrics
+// include the lease's gauge when leased (--lease).
+func serveMetrics(ctx context.Context, addr string, leased bool, logger *logrus.Logger, stderr io.Writer, quiet bool) (*metrics.Metrics, *metrics.Publish, error) {
 	if addr == "" {
-		return nil, nil
+		return nil, nil, nil
 	}
 	m := metrics.New()
+	pm := m.Publish(leased)
 	a, err := m.Serve(ctx, addr)
 	if err != nil {
-		return nil, fmt.Errorf("--metrics: %w", err)
+		return nil, nil, fmt.Errorf("--metrics: %w", err)
 	}
 	logger.AddHook(m.Hook())
 	if !quiet {
 		fmt.Fprintf(stderr, "binlog-publish: serving metrics on http://%s/metrics\n", a)
 	}
-	return m, nil
+	return m, pm, nil
+}
+
+// onStored is pm's Stored, nil without --metrics.
+func onStored(pm *metrics.Publish) func(int, time.Duration) {
+	if pm == nil {
+		return nil
+	}
+	return pm.Stored
 }

@@ -19,10 +19,12 @@ import (
 // TestPublishMetrics scrapes --metrics while a live workload is
 // published: rows_total starts at 0 and reaches the workload's row
 // changes, the position advances, the lags stay sane, a dump thread the
-// server kills shows as a reconnect and the last error, and the lease
-// (--lease) counts one change.
+// server kills shows as a reconnect and the last error, the lease
+// (--lease) counts one change and its gauge is 1 (0 in a standby
+// waiting for it), and the publisher's own counters match the stream:
+// messages_total is the messages it holds.
 func TestPublishMetrics(t *testing.T) {
-	s, c, _, start := setup(t)
+	s, c, js, start := setup(t)
 	cmd := exec.Command(th.Command(t, "binlog-publish"), "--dsn", s.DSN(mariadb.ReplUser), "--nats", c.URLs(),
 		"--stream", "M", "--start", start, "--lease", "--metrics", "127.0.0.1:0")
 	log := &metricstest.Log{}
@@ -49,6 +51,27 @@ func TestPublishMetrics(t *testing.T) {
 	require.True(t, ok)
 	require.Zero(t, rows)
 	firstFile, firstOffset, _ := prev.Position()
+	held, ok := prev.Value("binlogstream_publish_lease_held")
+	assert.True(t, ok && held == 1, "the lease held while streaming: %v", held)
+	msgs0, _ := prev.Value("binlogstream_publish_messages_total")
+	batches0, _ := prev.Value("binlogstream_publish_batches_total")
+
+	// A standby waits for the lease: its gauge is there, at 0.
+	standby := exec.Command(th.Command(t, "binlog-publish"), "--dsn", s.DSN(mariadb.ReplUser), "--nats", c.URLs(),
+		"--stream", "M", "--start", start, "--lease", "--metrics", "127.0.0.1:0")
+	standbyLog := &metricstest.Log{}
+	standby.Stderr = standbyLog
+	require.NoError(t, standby.Start())
+	standbyDone := make(chan error, 1)
+	go func() { standbyDone <- standby.Wait() }()
+	defer func() {
+		_ = standby.Process.Signal(syscall.SIGTERM)
+		<-standbyDone
+	}()
+	time.Sleep(500 * time.Millisecond) // past its first try for the lease
+	sb := metricstest.MustGet(t, metricstest.WaitURL(t, standbyLog))
+	held, ok = sb.Value("binlogstream_publish_lease_held")
+	assert.True(t, ok && held == 0, "a standby does not hold the lease: %v (present: %v)", held, ok)
 
 	// 40 transactions of 25 inserted rows, every 4th also updating the
 	// previous one's 25: 1,250 row changes. The server kills the dump
@@ -108,8 +131,28 @@ func TestPublishMetrics(t *testing.T) {
 	assert.GreaterOrEqual(t, errs, 1.0)
 	leases, ok := last.Value("binlogstream_lease_changes_total")
 	assert.True(t, ok && leases == 1, "the lease taken once: %v", leases)
-	t.Logf("%d scrapes; %v row changes; position %v:%v -> %v:%v; last error %q",
-		scrapes, rows, firstFile, firstOffset, file, offset, status.LastError)
+
+	// The publisher's own: every message the stream holds was counted
+	// once, in batches the histogram counts each.
+	var msgs, batches float64
+	var stored int64
+	require.Eventually(t, func() bool {
+		last = metricstest.MustGet(t, url)
+		msgs, _ = last.Value("binlogstream_publish_messages_total")
+		batches, _ = last.Value("binlogstream_publish_batches_total")
+		stored = storedMsgs(js, "M")
+		return float64(stored) == msgs
+	}, 10*time.Second, 100*time.Millisecond, "messages_total is what the stream holds")
+	assert.GreaterOrEqual(t, msgs-msgs0, float64(want), "a message per row change at least")
+	assert.Greater(t, batches, batches0)
+	assert.LessOrEqual(t, batches, msgs)
+	h := last["binlogstream_publish_latency_seconds"].GetMetric()[0].GetHistogram()
+	assert.Equal(t, batches, float64(h.GetSampleCount()), "one latency per batch")
+	assert.Greater(t, h.GetSampleSum(), 0.0)
+	held, _ = last.Value("binlogstream_publish_lease_held")
+	assert.Equal(t, 1.0, held)
+	t.Logf("%d scrapes; %v row changes; position %v:%v -> %v:%v; last error %q; %v messages in %v batches, mean latency %.1f ms",
+		scrapes, rows, firstFile, firstOffset, file, offset, status.LastError, msgs, batches, 1000*h.GetSampleSum()/float64(h.GetSampleCount()))
 }
 
 // killDump has the server kill its binlog dump threads.
@@ -131,4 +174,57 @@ func TestPublishMetricsBadAddress(t *testing.T) {
 		assert.Equal(t, 1, cmd.ProcessState.ExitCode())
 		assert.True(t, strings.HasPrefix(string(out), "binlog-publish: --metrics: listen tcp"), "%s", out)
 	}
+}
+
+// TestKafkaMetrics scrapes --metrics while a workload is published into
+// Kafka: messages_total reaches the records committed (each counted
+// once), batches_total counts the transactions, each with its latency,
+// and there is no lease gauge (--lease is for --nats).
+func TestKafkaMetrics(t *testing.T) {
+	s, start := setupSource(t)
+	k := startKafka(t)
+	var args []string
+	for _, a := range k.args(s, start, "--metrics", "127.0.0.1:0") {
+		if a != "--quiet" { // the metrics URL is printed without it
+			args = append(args, a)
+		}
+	}
+	p := startPublisher(t, args...)
+	defer p.stop(t)
+	var url string
+	require.Eventually(t, func() bool {
+		url = metricstest.URL(p.stderr.String())
+		return url != ""
+	}, 30*time.Second, 20*time.Millisecond, "the metrics URL in the log")
+
+	// Negative control: nothing committed before the workload.
+	first := metricstest.MustGet(t, url)
+	msgs, ok := first.Value("binlogstream_publish_messages_total")
+	require.True(t, ok)
+	assert.Zero(t, msgs)
+	assert.NotContains(t, first, "binlogstream_publish_lease_held")
+
+	const txns, size = 20, 10
+	for i := 1; i <= txns; i++ {
+		s.Exec(t, "USE d", fmt.Sprintf("INSERT INTO w SELECT %d, seq, %d, 'x' FROM seq_0_to_%d", i, size, size-1))
+		if i%5 == 0 {
+			time.Sleep(300 * time.Millisecond) // past the transaction's interval: the next goes in another
+		}
+	}
+	// Each record committed counts once: the counter ends at the
+	// records the topics hold, once the workload's are all there.
+	var last metricstest.Scrape
+	var recs int
+	require.Eventually(t, func() bool {
+		last = metricstest.MustGet(t, url)
+		msgs, _ = last.Value("binlogstream_publish_messages_total")
+		recs = len(k.records(t))
+		return recs >= txns*size && float64(recs) == msgs
+	}, 30*time.Second, 200*time.Millisecond, "messages_total is the records committed")
+	batches, _ := last.Value("binlogstream_publish_batches_total")
+	assert.GreaterOrEqual(t, msgs, float64(txns*size))
+	assert.GreaterOrEqual(t, batches, 4.0, "a transaction at least per pause")
+	h := last["binlogstream_publish_latency_seconds"].GetMetric()[0].GetHistogram()
+	assert.Equal(t, batches, float64(h.GetSampleCount()), "one latency per transaction")
+	t.Logf("%v records (%d committed) in %v transactions, mean latency %.1f ms", msgs, recs, batches, 1000*h.GetSampleSum()/float64(h.GetSampleCount()))
 }

@@ -71,6 +71,12 @@ type Config struct {
 	Logger logrus.FieldLogger
 	// ClientOpts are added to the Kafka client's options.
 	ClientOpts []kgo.Opt
+	// OnCommit, when set, is called after each Kafka transaction
+	// committed: its records (the checkpoint left out) and the time from
+	// its first record sent to the commit's end, which includes the time
+	// it stayed open gathering source transactions (TxnInterval at most,
+	// unless a source transaction takes longer).
+	OnCommit func(records int, latency time.Duration)
 }
 
 // ErrFenced is matched by the error of a publisher whose transactional.id
@@ -383,6 +389,9 @@ func (p *Publisher) commit(ctx context.Context) error {
 	}
 	p.records.Add(uint64(p.n))
 	p.txns.Add(1)
+	if p.cfg.OnCommit != nil {
+		p.cfg.OnCommit(p.n, time.Since(p.began))
+	}
 	p.inTxn, p.n, p.dirty = false, 0, false
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -13,7 +15,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
-	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 	"github.com/sirupsen/logrus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -261,17 +263,108 @@ func TestServe(t *testing.T) {
 
 // TestExpositionPassesPromlint: the metrics follow Prometheus' naming
 // and help conventions as promtool check metrics checks them (its linter,
-// promlint, through client_golang's testutil), on a scrape with every
-// metric present.
+// promlint, from client_golang's testutil), on the text a scrape of
+// /metrics serves with every metric present, binlog-publish's own
+// included.
 func TestExpositionPassesPromlint(t *testing.T) {
+	text := exposition(t, everyMetric())
+	for _, name := range []string{"binlogstream_snapshot_tables", "binlogstream_publish_latency_seconds_bucket", "binlogstream_publish_lease_held"} {
+		require.Contains(t, text, name)
+	}
+	problems, err := promlint.New(strings.NewReader(text)).Lint()
+	require.NoError(t, err)
+	assert.Empty(t, problems)
+	// Negative control: the linter finds a counter without _total.
+	problems, err = promlint.New(strings.NewReader("# HELP x_rows Rows.\n# TYPE x_rows counter\nx_rows 1\n")).Lint()
+	require.NoError(t, err)
+	assert.NotEmpty(t, problems)
+}
+
+// everyMetric is Metrics with every metric present: a streamer in a
+// snapshot, an error, binlog-publish's own with --lease.
+func everyMetric() *metrics.Metrics {
 	m := metrics.New()
 	files := []binlogstream.BinaryLogFile{{Name: "b.000001", Size: 5000}}
 	m.SetStreamer(&snapStreamer{fakeStreamer: fakeStreamer{src: lister{files: files}, st: binlogstream.Stats{
 		Position: binlogstream.ResumePosition{Streamed: binlogstream.Position{File: "b.000001", Offset: 400}}}}})
 	m.Error(errors.New("connection reset by peer"))
-	problems, err := testutil.CollectAndLint(m)
+	pm := m.Publish(true)
+	pm.Stored(3, 2*time.Millisecond)
+	return m
+}
+
+// TestDocumentedMetrics: the metrics docs/metrics.md's tables name are
+// the binlogstream_ metrics a scrape serves, no more, no fewer.
+func TestDocumentedMetrics(t *testing.T) {
+	doc, err := os.ReadFile("../../../docs/metrics.md")
 	require.NoError(t, err)
-	assert.Empty(t, problems)
+	documented := map[string]bool{}
+	for _, m := range regexp.MustCompile("(?m)^\\| `(binlogstream_[a-z_]+)` \\|").FindAllStringSubmatch(string(doc), -1) {
+		documented[m[1]] = true
+	}
+	served := map[string]bool{}
+	for name := range scrape(t, everyMetric()) {
+		if strings.HasPrefix(name, "binlogstream_") {
+			served[name] = true
+		}
+	}
+	assert.Equal(t, served, documented)
+	assert.Contains(t, documented, "binlogstream_publish_lease_held", "the table's pattern reads the rows")
+}
+
+// exposition is the text /metrics serves.
+func exposition(t *testing.T, m *metrics.Metrics) string {
+	t.Helper()
+	srv := httptest.NewServer(m.Handler())
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return string(b)
+}
+
+// TestPublishMetrics: binlog-publish's own metrics count what Stored
+// reports, the latency histogram holds one observation per batch, and
+// the lease gauge is there with --lease only: 0 until SetLease, then
+// what it reads.
+func TestPublishMetrics(t *testing.T) {
+	m := metrics.New()
+	pm := m.Publish(true)
+	s := scrape(t, m)
+	assert.Zero(t, value(t, s, "binlogstream_publish_messages_total"))
+	assert.Zero(t, value(t, s, "binlogstream_publish_batches_total"))
+	assert.Zero(t, value(t, s, "binlogstream_publish_lease_held"), "waiting for the lease")
+	held := true
+	pm.SetLease(func() bool { return held })
+	pm.Stored(10, 3*time.Millisecond)
+	pm.Stored(5, 2*time.Second)
+	s = scrape(t, m)
+	assert.Equal(t, 15.0, value(t, s, "binlogstream_publish_messages_total"))
+	assert.Equal(t, 2.0, value(t, s, "binlogstream_publish_batches_total"))
+	assert.Equal(t, 1.0, value(t, s, "binlogstream_publish_lease_held"))
+	h := s["binlogstream_publish_latency_seconds"].GetMetric()[0].GetHistogram()
+	assert.EqualValues(t, 2, h.GetSampleCount())
+	assert.InDelta(t, 2.003, h.GetSampleSum(), 1e-9)
+	for _, b := range h.GetBucket() {
+		want := map[bool]uint64{true: 1, false: 0}[b.GetUpperBound() >= 0.003]
+		if b.GetUpperBound() >= 2 {
+			want = 2
+		}
+		assert.Equal(t, want, b.GetCumulativeCount(), "le=%v", b.GetUpperBound())
+	}
+	held = false
+	assert.Zero(t, value(t, scrape(t, m), "binlogstream_publish_lease_held"), "lost")
+
+	// Without --lease (and with --kafka) there is no lease to hold; a nil
+	// Publish (no --metrics) takes the calls.
+	s = scrape(t, func() *metrics.Metrics { m := metrics.New(); m.Publish(false); return m }())
+	assert.Contains(t, s, "binlogstream_publish_batches_total")
+	assert.NotContains(t, s, "binlogstream_publish_lease_held")
+	var none *metrics.Publish
+	none.Stored(1, time.Second)
+	none.SetLease(func() bool { return true })
 }
 
 // TestStatusEndpoint: /status serves the position, the GTID set, the
