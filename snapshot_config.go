@@ -94,8 +94,11 @@ func (c *SnapshotConfig) validate() error {
 
 // SnapshotStats are a snapshot's counters (BinlogStreamer.SnapshotStats).
 type SnapshotStats struct {
-	// Tables is how many tables are still to read or being read.
-	Tables int
+	// Tables is how many tables are still to read or being read;
+	// Pending names them (schema.table, sorted). A caller may keep
+	// Pending: it is never changed.
+	Tables  int
+	Pending []string
 	// Rows counts SnapshotRead events delivered.
 	Rows uint64
 	// Chunks counts chunk reads; Rereads those whose read was discarded

@@ -429,9 +429,9 @@ func (d *snapDriver) keyless(ids, pending []string, fresh bool, saved snapshot.S
 
 // setRemaining publishes, for other goroutines, how much is left to read.
 func (d *snapDriver) setRemaining() {
-	n, held := len(d.state.Tables()), d.state.Held()
+	pending, held := d.state.Tables(), d.state.Held()
 	d.box.mu.Lock()
-	d.box.stats.Tables, d.box.stats.Held, d.box.opening = n, held, false
+	d.box.stats.Tables, d.box.stats.Pending, d.box.stats.Held, d.box.opening = len(pending), pending, held, false
 	d.box.mu.Unlock()
 }
 

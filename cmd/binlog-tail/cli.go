@@ -98,6 +98,7 @@ type options struct {
 	ServerID      uint
 	Flavor        string
 	Quiet         bool
+	ProgressEvery time.Duration
 	NoSnapshot    bool
 	// Snapshot: read the rows of the selected tables while streaming.
 	Snapshot bool
@@ -233,6 +234,7 @@ func newFlagSet(o *options, raw *rawFlags, stderr io.Writer) *flag.FlagSet {
 		return err
 	})
 	fs.BoolVar(&o.Quiet, "quiet", false, "no progress lines or warnings on stderr")
+	fs.DurationVar(&o.ProgressEvery, "progress-every", time.Second, "write a progress line (position, rows/s, lag, the snapshot's tables and rows) every `D`; 0: never")
 	fs.BoolVar(&o.NoSnapshot, "no-schema-snapshot", false, "do not read information_schema for tables created before the stream (their rows are\n"+
 		"positional unless binlog_row_metadata=FULL); the snapshot needs SELECT on them")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the run to `FILE` (for go tool pprof)")
@@ -600,6 +602,7 @@ func newTailConfig(ctx context.Context, o options, rec recovered, dir *binlogstr
 	}
 	if o.Snapshot {
 		cfg.Snapshot = clikit.Snapshot(o.Tables, o.SnapshotReaders, o.SnapshotChunkRows, o.SnapshotKeyless)
+		cfg.EstimateRows = estimateRows(o.DSN)
 	}
 	if o.Format == formatDebezium {
 		dbz := o.debeziumOptions()
@@ -612,8 +615,8 @@ func newTailConfig(ctx context.Context, o options, rec recovered, dir *binlogstr
 	} else {
 		cfg.Start, cfg.Target, cfg.TargetNext = binlogstream.StartAt(info.Start), info.Target, info.TargetNext
 	}
-	if !o.Quiet {
-		cfg.Progress = stderr
+	if !o.Quiet && o.ProgressEvery > 0 {
+		cfg.Progress, cfg.ProgressEvery = stderr, o.ProgressEvery
 	}
 	return cfg, nil
 }

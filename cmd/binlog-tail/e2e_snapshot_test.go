@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/binlogstream/binlogstream/testhelpers/mariadb"
@@ -51,4 +54,53 @@ func TestEndToEndSnapshot(t *testing.T) {
 
 	killAtRandomComparing(t, out, filepath.Join(dir, "killed.jsonl"), 20, args,
 		func(t *testing.T, want, got []byte) { require.Equal(t, dataLines(want), dataLines(got)) })
+}
+
+// TestSnapshotProgressLine: while --snapshot reads two tables, the
+// progress line shows the tables done, the rows read and, from the
+// server's estimate of the tables' rows (information_schema.TABLES,
+// settled here by ANALYZE TABLE), the rows left: read + left is the
+// estimate on every line that shows them.
+func TestSnapshotProgressLine(t *testing.T) {
+	mariadb.Require(t)
+	// The statistics change only with ANALYZE TABLE: the estimate the
+	// test reads is the one binlog-tail reads.
+	s := mariadb.Start(t, mariadb.Options{ExtraArgs: []string{"--innodb-stats-auto-recalc=OFF"}})
+	s.Exec(t, "CREATE DATABASE d", "USE d",
+		"CREATE TABLE a (id INT PRIMARY KEY, pad VARCHAR(40))", "CREATE TABLE b (id INT PRIMARY KEY, pad VARCHAR(40))",
+		"INSERT INTO a SELECT seq, 'x' FROM seq_1_to_20000", "INSERT INTO b SELECT seq, 'y' FROM seq_1_to_5000",
+		"ANALYZE TABLE a, b")
+	est := 0
+	for _, r := range s.Query(t, "SELECT TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'd'") {
+		n, err := strconv.Atoi(r[0])
+		require.NoError(t, err)
+		est += n
+	}
+	require.NotZero(t, est)
+	r := runBinary(t, context.Background(), "--dsn", s.DSN(mariadb.ReplUser), "--out", filepath.Join(t.TempDir(), "out.jsonl"),
+		"--start", "current", "--stop-at-current", "--snapshot", "--tables", "d.*", "--snapshot-readers", "1",
+		"--snapshot-chunk-rows", "100", "--progress-every", "20ms")
+	require.Equal(t, 0, r.code, r.stderr)
+
+	line := regexp.MustCompile(`; snapshot: (\d) of 2 tables done, (\d+) rows read \(\d+ rows/s\)(?:, about (\d+) left|, 0 left)?$`)
+	var snapLines, withLeft int
+	var last string
+	for _, l := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
+		if !strings.Contains(l, "; snapshot:") {
+			continue
+		}
+		m := line.FindStringSubmatch(l)
+		require.NotNil(t, m, "a snapshot progress line: %s", l)
+		snapLines++
+		last = l
+		if m[3] != "" {
+			read, _ := strconv.Atoi(m[2])
+			left, _ := strconv.Atoi(m[3])
+			assert.Equal(t, est, read+left, "read + left is the estimate: %s", l)
+			withLeft++
+		}
+	}
+	require.NotZero(t, withLeft, "a line with the rows left:\n%s", r.stderr)
+	t.Logf("%d snapshot progress lines, %d with the rows left (estimate %d for 25000 rows); the last: %s",
+		snapLines, withLeft, est, last)
 }

@@ -67,6 +67,10 @@ type tailConfig struct {
 	// nil for none.
 	Progress      io.Writer
 	ProgressEvery time.Duration
+	// EstimateRows, when set, estimates the rows of snapshot tables
+	// (schema.table) for the progress line's rows left; asked once for
+	// each table the snapshot has to read.
+	EstimateRows func(ctx context.Context, tables []string) (map[string]uint64, error)
 	// FlushEvery bounds how long a written line may sit in the buffer.
 	FlushEvery time.Duration
 
@@ -541,6 +545,7 @@ func (t *tailer) background(ctx context.Context, s *binlogstream.BinlogStreamer)
 			tick := time.NewTicker(every)
 			defer tick.Stop()
 			var last progressCounts
+			var sp snapshotProgress
 			lastAt := time.Now()
 			for {
 				select {
@@ -548,6 +553,8 @@ func (t *tailer) background(ctx context.Context, s *binlogstream.BinlogStreamer)
 					return
 				case now := <-tick.C:
 					cur := progressCounts{rows: t.rows.Load(), snap: s.SnapshotStats()}
+					sp.see(ctx, cur.snap.Pending, t.cfg.EstimateRows)
+					cur.tables, cur.estimate, cur.estimated = sp.tables(), sp.estimate, sp.known()
 					fmt.Fprintln(t.cfg.Progress, progressLine(s.Stats(), last, cur, now.Sub(lastAt)))
 					last, lastAt = cur, now
 				}
@@ -558,25 +565,85 @@ func (t *tailer) background(ctx context.Context, s *binlogstream.BinlogStreamer)
 }
 
 // progressCounts is what the progress line counts: row changes written,
-// and the snapshot's reads and tables.
+// and the snapshot's reads and tables; tables is how many the snapshot
+// has had to read this run, and estimate (when estimated) their rows.
 type progressCounts struct {
-	rows uint64
-	snap binlogstream.SnapshotStats
+	rows      uint64
+	snap      binlogstream.SnapshotStats
+	tables    int
+	estimate  uint64
+	estimated bool
 }
 
 // progressLine is the progress line for cur, counted since prev, d ago:
 // the position, the row changes and their rate, the lag, and while a
-// snapshot is read or was this run, its reads, their rate and the
-// tables still to read.
+// snapshot is read or was this run, its tables done, its rows read and
+// their rate, and with an estimate of the tables' rows, the rows left.
 func progressLine(st binlogstream.Stats, prev, cur progressCounts, d time.Duration) string {
 	per := func(n, was uint64) float64 { return float64(n-was) / d.Seconds() }
 	line := fmt.Sprintf("binlog-tail: at %s, %d rows (%.0f rows/s), lag %s",
 		clikit.Describe(st.Position), cur.rows, per(cur.rows, prev.rows), st.Lag.Truncate(time.Millisecond))
-	if cur.snap.Rows > 0 || cur.snap.Tables > 0 {
-		line += fmt.Sprintf("; snapshot: %d reads (%.0f reads/s), %d tables to read", cur.snap.Rows, per(cur.snap.Rows, prev.snap.Rows), cur.snap.Tables)
+	if cur.snap.Rows == 0 && cur.snap.Tables == 0 {
+		return line
+	}
+	tables := max(cur.tables, cur.snap.Tables)
+	line += fmt.Sprintf("; snapshot: %d of %d tables done, %d rows read (%.0f rows/s)",
+		tables-cur.snap.Tables, tables, cur.snap.Rows, per(cur.snap.Rows, prev.snap.Rows))
+	switch {
+	case !cur.estimated:
+	case cur.snap.Tables == 0:
+		line += ", 0 left"
+	case cur.estimate > cur.snap.Rows:
+		line += fmt.Sprintf(", about %d left", cur.estimate-cur.snap.Rows)
 	}
 	return line
 }
+
+// snapshotProgress follows a snapshot from progress line to progress
+// line: the tables it has had to read this run (tables it adds later
+// included) and the sum of their estimated rows.
+type snapshotProgress struct {
+	seen     map[string]bool
+	estimate uint64
+	failed   bool // an estimate could not be had: no rows left shown
+}
+
+// see adds the tables of pending not seen before, with their estimate.
+func (p *snapshotProgress) see(ctx context.Context, pending []string, estimate func(context.Context, []string) (map[string]uint64, error)) {
+	var added []string
+	for _, id := range pending {
+		if !p.seen[id] {
+			added = append(added, id)
+		}
+	}
+	if len(added) == 0 {
+		return
+	}
+	if p.seen == nil {
+		p.seen = map[string]bool{}
+	}
+	for _, id := range added {
+		p.seen[id] = true
+	}
+	if estimate == nil {
+		p.failed = true
+		return
+	}
+	ectx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	rows, err := estimate(ectx, added)
+	if err != nil {
+		p.failed = true
+		return
+	}
+	for _, id := range added {
+		p.estimate += rows[id]
+	}
+}
+
+func (p *snapshotProgress) tables() int { return len(p.seen) }
+
+func (p *snapshotProgress) known() bool { return len(p.seen) > 0 && !p.failed }
 
 // onEvent is the streamer's listener: it queues the events that write
 // lines, in order. It asks cfg.crashBefore about every row here, on the

@@ -315,13 +315,56 @@ func TestStartWriteback(t *testing.T) {
 }
 
 // TestProgressLineCountsSnapshotReads: the progress line counts the
-// snapshot's reads and tables while one runs, and not otherwise.
+// snapshot's tables done and rows read while one runs, and not
+// otherwise, with the rows left when the tables' rows were estimated:
+// none once the reads passed the estimate, 0 once every table is read.
 func TestProgressLineCountsSnapshotReads(t *testing.T) {
 	st := binlogstream.Stats{Position: binlogstream.StartAt(binlogstream.Position{File: "mysql-bin.000002", Offset: 1200}), Lag: 1500 * time.Millisecond}
 	prev := progressCounts{rows: 100, snap: binlogstream.SnapshotStats{Rows: 20_000, Tables: 2}}
-	cur := progressCounts{rows: 300, snap: binlogstream.SnapshotStats{Rows: 100_000, Tables: 1}}
-	assert.Equal(t, "binlog-tail: at mysql-bin.000002:1200, 300 rows (100 rows/s), lag 1.5s; snapshot: 100000 reads (40000 reads/s), 1 tables to read",
+	cur := progressCounts{rows: 300, snap: binlogstream.SnapshotStats{Rows: 100_000, Tables: 1}, tables: 3}
+	const at = "binlog-tail: at mysql-bin.000002:1200, 300 rows (100 rows/s), lag 1.5s"
+	assert.Equal(t, at+"; snapshot: 2 of 3 tables done, 100000 rows read (40000 rows/s)",
+		progressLine(st, prev, cur, 2*time.Second), "no estimate")
+	cur.estimate, cur.estimated = 125_000, true
+	assert.Equal(t, at+"; snapshot: 2 of 3 tables done, 100000 rows read (40000 rows/s), about 25000 left",
 		progressLine(st, prev, cur, 2*time.Second))
-	assert.Equal(t, "binlog-tail: at mysql-bin.000002:1200, 300 rows (100 rows/s), lag 1.5s",
-		progressLine(st, progressCounts{rows: 100}, progressCounts{rows: 300}, 2*time.Second), "no snapshot: no snapshot part")
+	cur.estimate = 90_000
+	assert.Equal(t, at+"; snapshot: 2 of 3 tables done, 100000 rows read (40000 rows/s)",
+		progressLine(st, prev, cur, 2*time.Second), "past the estimate: no rows left shown while a table is to read")
+	cur.snap.Tables = 0
+	assert.Equal(t, at+"; snapshot: 3 of 3 tables done, 100000 rows read (40000 rows/s), 0 left",
+		progressLine(st, prev, cur, 2*time.Second))
+	assert.Equal(t, at, progressLine(st, progressCounts{rows: 100}, progressCounts{rows: 300}, 2*time.Second), "no snapshot: no snapshot part")
+}
+
+// TestSnapshotProgressEstimates: the tables the snapshot has to read are
+// estimated once each, a table it adds later adds its estimate, and
+// without an estimate (no estimator, or an error) none is shown.
+func TestSnapshotProgressEstimates(t *testing.T) {
+	var asked [][]string
+	est := func(_ context.Context, ids []string) (map[string]uint64, error) {
+		asked = append(asked, ids)
+		return map[string]uint64{"d.a": 100, "d.b": 50, "d.c": 7}, nil
+	}
+	var p snapshotProgress
+	assert.False(t, p.known(), "no table yet")
+	p.see(t.Context(), []string{"d.a", "d.b"}, est)
+	p.see(t.Context(), []string{"d.b"}, est) // d.a done
+	assert.Equal(t, 2, p.tables())
+	assert.EqualValues(t, 150, p.estimate)
+	p.see(t.Context(), []string{"d.b", "d.c", "d.x"}, est) // d.x: not listed by the server
+	assert.Equal(t, [][]string{{"d.a", "d.b"}, {"d.c", "d.x"}}, asked)
+	assert.Equal(t, 4, p.tables())
+	assert.EqualValues(t, 157, p.estimate)
+	assert.True(t, p.known())
+
+	var none snapshotProgress
+	none.see(t.Context(), []string{"d.a"}, nil)
+	assert.False(t, none.known())
+	var failed snapshotProgress
+	failed.see(t.Context(), []string{"d.a"}, func(context.Context, []string) (map[string]uint64, error) {
+		return nil, errors.New("connection refused")
+	})
+	assert.False(t, failed.known())
+	assert.Equal(t, 1, failed.tables(), "the tables are counted all the same")
 }
