@@ -40,6 +40,28 @@ type VerifyConfig struct {
 	// not at the source read's position (default 10). A chunk still misaligned after
 	// them is returned in VerifyResult.Unsettled, not as differences.
 	Rereads int
+
+	// Hold, when set, is called before each source chunk read, and the
+	// release it returns once that chunk is compared (and repaired). A
+	// caller whose target applies the stream stops its applier at its
+	// next transaction boundary there: the source's read then lands at
+	// or after what the target has applied, and ReadTarget lets the
+	// applier go on up to exactly r.At and reads there. Without Hold, a
+	// target that applies faster than the chunk is read may already be
+	// past r.At, and the chunk is read again.
+	Hold func(ctx context.Context) (release func(), err error)
+	// OnChunk, when set, is called for each chunk compared at one
+	// position, with its source rows' count and its differences (before
+	// Repair), so that a caller can report them as they are found. An
+	// error stops VerifyTable.
+	OnChunk func(r VerifyRange, rows int, diffs []VerifyDifference) error
+	// Repair, when set, is called with a chunk's differences while the
+	// target is still at the chunk's position (between ReadTarget and
+	// Hold's release). It rewrites those rows on the target from each
+	// difference's Row (DiffExtra: deletes the key). The chunk is then
+	// read from the target and compared again: the differences gone are
+	// marked Repaired, those left are returned as they are.
+	Repair func(ctx context.Context, r VerifyRange, diffs []VerifyDifference) error
 }
 
 // VerifyRange is one chunk's key range: the rows whose key is after
@@ -76,6 +98,13 @@ type VerifyDifference struct {
 	Columns []string
 	// At is the binlog position both rows were read at.
 	At Position
+	// Row is the source's row (nil for DiffExtra), each column as
+	// Table.Value gives it, in the table's column order: what a repair
+	// writes.
+	Row []any
+	// Repaired says Repair rewrote the row and a read again found it
+	// equal.
+	Repaired bool
 }
 
 // VerifyResult is what VerifyTable found.
@@ -90,6 +119,8 @@ type VerifyResult struct {
 	// Rereads counts chunk reads again because the target's rows were
 	// not read at the source's position.
 	Rereads int
+	// Repaired counts the Differences marked Repaired.
+	Repaired int
 	// Unsettled are the ranges never read at one position on both
 	// sides within Rereads: neither proven equal nor different.
 	Unsettled []VerifyRange
@@ -157,9 +188,13 @@ func VerifyTable(ctx context.Context, cfg VerifyConfig) (*VerifyResult, error) {
 	for _, i := range t.key {
 		v.keyCols = append(v.keyCols, t.rt.Columns[i].Name)
 	}
+	defer v.release()
 	var after []any
 	for {
 		if err := ctx.Err(); err != nil {
+			return v.res, err
+		}
+		if err := v.hold(ctx); err != nil {
 			return v.res, err
 		}
 		c, err := v.read(chunkread.Range{After: after, Limit: cfg.ChunkRows})
@@ -173,6 +208,7 @@ func VerifyTable(ctx context.Context, cfg VerifyConfig) (*VerifyResult, error) {
 		if err := v.chunk(ctx, VerifyRange{Table: t.id, After: after, Through: through, At: c.at, t: t.rt}, c); err != nil {
 			return v.res, err
 		}
+		v.release()
 		if through == nil {
 			return v.res, nil
 		}
@@ -187,6 +223,28 @@ type verifier struct {
 	vt      *verify.Table
 	keyCols []string
 	res     *VerifyResult
+	held    func() // Hold's release while held
+}
+
+// hold holds the target (Config.Hold) unless it is held already.
+func (v *verifier) hold(ctx context.Context) error {
+	if v.cfg.Hold == nil || v.held != nil {
+		return nil
+	}
+	release, err := v.cfg.Hold(ctx)
+	if err != nil {
+		return fmt.Errorf("binlogstream: verify %s: hold the target: %w", v.t.id, err)
+	}
+	v.held = release
+	return nil
+}
+
+// release lets the target go on, if it is held.
+func (v *verifier) release() {
+	if v.held != nil {
+		v.held()
+		v.held = nil
+	}
 }
 
 // read reads a source chunk with its keys.
@@ -200,33 +258,32 @@ func (v *verifier) read(rg chunkread.Range) (*chunkRead, error) {
 }
 
 // chunk compares one range, reading it again on both sides while the
-// target's read is not at the source's position.
+// target's read is not at the source's position, and repairs what
+// differs when asked to.
 func (v *verifier) chunk(ctx context.Context, rg VerifyRange, src *chunkRead) error {
 	for attempt := 0; ; attempt++ {
-		rows, at, err := v.cfg.ReadTarget(ctx, rg)
+		dst, at, err := v.target(ctx, rg)
 		if err != nil {
-			return fmt.Errorf("binlogstream: verify %s: read the target at %s: %w", v.t.id, rg.At, err)
-		}
-		dst := &chunkRead{rows: rows}
-		if err := v.sc.keys(v.t, dst); err != nil {
-			return fmt.Errorf("binlogstream: verify %s: the target's rows: %w", v.t.id, err)
+			return err
 		}
 		if at == rg.At {
-			_, diffs, err := verify.Compare(v.vt, side(src), side(dst))
+			diffs, err := v.compare(rg, src, dst)
 			if err != nil {
-				return fmt.Errorf("binlogstream: %w", err)
+				return err
 			}
 			v.res.Chunks++
 			v.res.Rows += int64(len(src.rows))
-			for _, d := range diffs {
-				key := make([]any, len(d.Key))
-				for j, raw := range d.Key {
-					key[j] = v.t.table.Value(v.t.key[j], raw)
+			if v.cfg.OnChunk != nil {
+				if err := v.cfg.OnChunk(rg, len(src.rows), diffs); err != nil {
+					return err
 				}
-				v.res.Differences = append(v.res.Differences, VerifyDifference{
-					Table: d.Table, KeyColumns: v.keyCols, Key: key, Kind: DiffKind(d.Kind.String()), Columns: d.Columns, At: rg.At,
-				})
 			}
+			if len(diffs) > 0 && v.cfg.Repair != nil {
+				if diffs, err = v.repair(ctx, rg, src, diffs); err != nil {
+					return err
+				}
+			}
+			v.res.Differences = append(v.res.Differences, diffs...)
 			return nil
 		}
 		// The two reads saw different points of the stream: a row may
@@ -238,11 +295,85 @@ func (v *verifier) chunk(ctx context.Context, rg VerifyRange, src *chunkRead) er
 			return nil
 		}
 		v.res.Rereads++
+		v.release()
+		if err := v.hold(ctx); err != nil {
+			return err
+		}
 		if src, err = v.read(chunkread.Range{After: rg.After, Through: rg.Through}); err != nil {
 			return err
 		}
 		rg.At = src.at
 	}
+}
+
+// target reads rg from the target with its keys.
+func (v *verifier) target(ctx context.Context, rg VerifyRange) (*chunkRead, Position, error) {
+	rows, at, err := v.cfg.ReadTarget(ctx, rg)
+	if err != nil {
+		return nil, at, fmt.Errorf("binlogstream: verify %s: read the target at %s: %w", v.t.id, rg.At, err)
+	}
+	dst := &chunkRead{rows: rows}
+	if err := v.sc.keys(v.t, dst); err != nil {
+		return nil, at, fmt.Errorf("binlogstream: verify %s: the target's rows: %w", v.t.id, err)
+	}
+	return dst, at, nil
+}
+
+// compare compares a pair read at rg.At.
+func (v *verifier) compare(rg VerifyRange, src, dst *chunkRead) ([]VerifyDifference, error) {
+	_, diffs, err := verify.Compare(v.vt, side(src), side(dst))
+	if err != nil {
+		return nil, fmt.Errorf("binlogstream: %w", err)
+	}
+	out := make([]VerifyDifference, 0, len(diffs))
+	for _, d := range diffs {
+		key := make([]any, len(d.Key))
+		for j, raw := range d.Key {
+			key[j] = v.t.table.Value(v.t.key[j], raw)
+		}
+		var row []any
+		if d.Src >= 0 {
+			raw := src.rows[d.Src]
+			row = make([]any, len(raw))
+			for j, x := range raw {
+				row[j] = v.t.table.Value(j, x)
+			}
+		}
+		out = append(out, VerifyDifference{
+			Table: d.Table, KeyColumns: v.keyCols, Key: key, Kind: DiffKind(d.Kind.String()), Columns: d.Columns, At: rg.At, Row: row,
+		})
+	}
+	return out, nil
+}
+
+// repair has Config.Repair rewrite diffs, then reads rg from the target
+// again (still at rg.At) and marks the differences gone Repaired.
+func (v *verifier) repair(ctx context.Context, rg VerifyRange, src *chunkRead, diffs []VerifyDifference) ([]VerifyDifference, error) {
+	if err := v.cfg.Repair(ctx, rg, diffs); err != nil {
+		return nil, fmt.Errorf("binlogstream: verify %s: repair at %s: %w", v.t.id, rg.At, err)
+	}
+	dst, at, err := v.target(ctx, rg)
+	if err != nil {
+		return nil, err
+	}
+	if at != rg.At {
+		return nil, fmt.Errorf("binlogstream: verify %s: the target moved from %s to %s while held for a repair", v.t.id, rg.At, at)
+	}
+	left, err := v.compare(rg, src, dst)
+	if err != nil {
+		return nil, err
+	}
+	still := map[string]bool{}
+	for _, d := range left {
+		still[fmt.Sprint(d.Kind, d.Key)] = true
+	}
+	for i := range diffs {
+		if !still[fmt.Sprint(diffs[i].Kind, diffs[i].Key)] {
+			diffs[i].Repaired = true
+			v.res.Repaired++
+		}
+	}
+	return diffs, nil
 }
 
 func side(c *chunkRead) verify.Side {

@@ -20,3 +20,7 @@ func AppendKey(b []byte, tbl *binlogstream.Table, row []any) ([]byte, bool) {
 	}
 	return append(b, '}'), true
 }
+
+// AppendValue appends v, a column's value as Table.Value gives it, as a
+// row line writes it.
+func AppendValue(b []byte, v any) []byte { return appendValue(b, v) }

@@ -51,9 +51,25 @@ type applier struct {
 	checked                    map[*binlogstream.Table]bool
 	loggedDone                 bool
 	log                        logrus.FieldLogger
+	// gate, with --verify, stops the applier between two source
+	// transactions for the verifier.
+	gate *gate
 }
 
-func (a *applier) listen(_ context.Context, ev binlogstream.Event) error {
+// listen handles ev; with --verify, between the gate's enter and leave.
+func (a *applier) listen(ctx context.Context, ev binlogstream.Event) error {
+	if a.gate == nil {
+		return a.handle(ev)
+	}
+	if err := a.gate.enter(ctx, ev.Start, ev.End); err != nil {
+		return err
+	}
+	err := a.handle(ev)
+	a.gate.leave(ev.End, !a.inSrcTxn)
+	return err
+}
+
+func (a *applier) handle(ev binlogstream.Event) error {
 	if sr, ok := ev.Event.(*binlogstream.SnapshotRead); ok {
 		return a.read(&ev, sr)
 	}

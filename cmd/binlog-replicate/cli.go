@@ -30,6 +30,9 @@ type options struct {
 	heartbeat       time.Duration
 	stopAtCurrent   bool
 	quiet, snapOnly bool
+	// --verify, --verify-only, --repair, --verify-report.
+	verify, verifyOnly, repair bool
+	verifyReport               string
 }
 
 // rawFlags are the flags options takes only once they are checked.
@@ -81,6 +84,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	if err := o.checkLimits(); err != nil {
 		return nil, err
 	}
+	if err := o.checkVerify(); err != nil {
+		return nil, err
+	}
 	return &o, nil
 }
 
@@ -106,6 +112,10 @@ func newFlagSet(o *options, raw *rawFlags, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.stopAtCurrent, "stop-at-current", false, "exit once everything the source had written at start-up is applied")
 	fs.BoolVar(&o.quiet, "quiet", false, "log warnings and errors only")
 	fs.BoolVar(&o.snapOnly, "snapshot-only", false, "exit after the snapshot")
+	fs.BoolVar(&o.verify, "verify", false, "verify every table once while replicating (after its snapshot): each chunk compared, byte for byte, with the target at the same binlog position; see docs/verify.md")
+	fs.BoolVar(&o.verifyOnly, "verify-only", false, "verify every table, applying nothing: the target must have applied everything the source has, and neither may be written meanwhile")
+	fs.BoolVar(&o.repair, "repair", false, "with --verify or --verify-only: rewrite each differing row from the source, then verify its chunk again")
+	fs.StringVar(&o.verifyReport, "verify-report", "", "write the verification's differences to `FILE`, one JSON line each, then a summary line (default: stderr)")
 	fs.StringVar(&o.metrics, "metrics", "", "serve Prometheus metrics at http://`ADDR`/metrics (HOST:PORT; see docs/metrics.md)")
 	return fs
 }
@@ -171,6 +181,22 @@ func (o *options) parseFailover(list, password string) error {
 }
 
 // checkLimits checks the numeric flags and --name.
+func (o *options) checkVerify() error {
+	switch {
+	case o.verify && o.verifyOnly:
+		return errors.New("--verify and --verify-only: give one (--verify-only verifies without replicating)")
+	case o.repair && !o.verify && !o.verifyOnly:
+		return errors.New("--repair needs --verify or --verify-only")
+	case o.verifyReport != "" && !o.verify && !o.verifyOnly:
+		return errors.New("--verify-report needs --verify or --verify-only")
+	case (o.verify || o.verifyOnly) && o.snapOnly:
+		return errors.New("--snapshot-only stops before a verification: drop one of them")
+	case o.verifyOnly && o.stopAtCurrent:
+		return errors.New("--verify-only applies nothing and stops after the verification: drop --stop-at-current")
+	}
+	return nil
+}
+
 func (o *options) checkLimits() error {
 	switch {
 	case o.serverID == 0 || o.serverID > 1<<32-1:
@@ -202,11 +228,14 @@ func cli(ctx context.Context, args []string, stderr io.Writer) int {
 	if o.quiet {
 		log.SetLevel(logrus.WarnLevel)
 	}
-	if err := replicate(ctx, log, o); err != nil {
+	if err := replicate(ctx, log, o, stderr); err != nil {
 		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 			return 0
 		}
 		fmt.Fprintf(stderr, "binlog-replicate: %v\n", err)
+		if errors.Is(err, errDifferences) {
+			return 3
+		}
 		return 1
 	}
 	return 0
@@ -214,7 +243,7 @@ func cli(ctx context.Context, args []string, stderr io.Writer) int {
 
 // replicate streams from the checkpoint (the first run: from the source's
 // current position, with a snapshot of the tables) until ctx ends.
-func replicate(ctx context.Context, log *logrus.Logger, o *options) error {
+func replicate(ctx context.Context, log *logrus.Logger, o *options, stderr io.Writer) error {
 	m, err := serveMetrics(ctx, o.metrics, log)
 	if err != nil {
 		return err
@@ -228,6 +257,9 @@ func replicate(ctx context.Context, log *logrus.Logger, o *options) error {
 	if err != nil {
 		return err
 	}
+	if o.verifyOnly && token == "" {
+		return fmt.Errorf("--verify-only: the target holds no checkpoint of %q (--name): nothing was copied to verify", o.name)
+	}
 	var start binlogstream.ResumePosition
 	if token != "" {
 		if start, err = binlogstream.ParseResumePosition(token); err != nil {
@@ -236,6 +268,9 @@ func replicate(ctx context.Context, log *logrus.Logger, o *options) error {
 		if o.snapOnly && !start.SnapshotPending() {
 			log.Info("the snapshot is complete")
 			return nil
+		}
+		if o.verifyOnly && start.SnapshotPending() {
+			return fmt.Errorf("--verify-only: the snapshot of %q is not complete: run binlog-replicate until it is (--snapshot-only)", o.name)
 		}
 	}
 	src, err := connect(ctx, o.source, false)
@@ -298,11 +333,14 @@ func replicate(ctx context.Context, log *logrus.Logger, o *options) error {
 	}
 	_ = src.Close()
 	src = nil
+	if o.verifyOnly {
+		return verifyOnly(ctx, log, o, m, tgt, tables, start, flavor, stderr)
+	}
 	byName := map[string]*table{}
 	for _, t := range tables {
 		byName[t.String()] = t
 	}
-	a := &applier{tgt: tgt, tables: byName, pats: o.tables, batch: o.batch, interval: o.interval,
+	a := &applier{tgt: tgt, tables: byName, pats: o.tables, batch: o.batch, interval: o.interval, resume: start,
 		now: time.Now, lastCommit: time.Now(), checked: map[*binlogstream.Table]bool{}, log: log}
 	store, err := openSchemaStore(ctx, o.target, tgt)
 	if err != nil {
@@ -322,6 +360,14 @@ func replicate(ctx context.Context, log *logrus.Logger, o *options) error {
 	}
 	defer s.Close()
 	a.snapshotDone = func() bool { return s.SnapshotStats().Tables == 0 }
+	var v *verifier
+	if o.verify {
+		if v, err = newStreamVerifier(ctx, o, log, m, tgt, tables, a, start, flavor, stderr); err != nil {
+			return err
+		}
+		v.snapshotPending = token == "" || start.SnapshotPending()
+		defer v.close()
+	}
 	s.AddListener(a.listen)
 	if m != nil {
 		m.SetStreamer(s)
@@ -336,7 +382,7 @@ func replicate(ctx context.Context, log *logrus.Logger, o *options) error {
 		}
 	case o.snapOnly:
 		s.StopAt(start.Streamed)
-	case o.stopAtCurrent:
+	case o.stopAtCurrent && !o.verify: // with --verify: once verified
 		if _, err := s.StopAtCurrent(ctx); err != nil {
 			return err
 		}
@@ -345,9 +391,25 @@ func replicate(ctx context.Context, log *logrus.Logger, o *options) error {
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	watched := make(chan struct{})
 	go func() { defer close(watched); watchCatchUp(watchCtx, s, log, time.Second) }()
-	runErr := s.Run(ctx)
+	runCtx, stopRun := context.WithCancelCause(ctx)
+	defer stopRun(nil)
+	verified := make(chan error, 1)
+	if v != nil {
+		go func() { verified <- v.beside(runCtx, s, stopRun) }()
+	}
+	runErr := s.Run(runCtx)
 	stopWatch()
 	<-watched
+	if v != nil {
+		v.gate.close(runErr)
+		verr := <-verified
+		if cause := context.Cause(runCtx); runErr != nil && errors.Is(runErr, context.Canceled) && ctx.Err() == nil && cause != nil {
+			runErr = cause // the verification failed and stopped the run
+		}
+		if runErr == nil {
+			runErr = verr
+		}
+	}
 	// The last acknowledged event's effects and token go in together.
 	var le *binlogstream.ListenerError
 	if runErr == nil || !errors.As(runErr, &le) {

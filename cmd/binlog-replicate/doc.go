@@ -12,6 +12,7 @@
 //	    [--checkpoint-interval D] [--heartbeat D] [--server-id N]
 //	    [--state-db NAME] [--name NAME] [--stop-at-current]
 //	    [--snapshot-only] [--quiet] [--metrics ADDR]
+//	    [--verify | --verify-only] [--repair] [--verify-report FILE]
 //	    [--source-password-file FILE] [--target-password-file FILE]
 //
 // Flags:
@@ -46,6 +47,21 @@
 //   - --snapshot-only: exit once the snapshot is read (the stream is then
 //     past the position it started from); a later run without it streams
 //     on from there.
+//   - --verify: verify every table once while replicating (after the
+//     snapshot): each key chunk is read from the source at a binlog
+//     position and from the target when the applier has applied exactly
+//     up to it, and the two are compared byte for byte
+//     (docs/verify.md). With --stop-at-current the run stops once the
+//     verification is done.
+//   - --verify-only: verify without applying anything; the target must
+//     have applied everything the source has (its checkpoint is the
+//     source's position), and neither may be written meanwhile.
+//   - --repair: with --verify or --verify-only, rewrite each differing
+//     row from the source in the applier's transaction, then verify its
+//     chunk again.
+//   - --verify-report FILE: the differences, one JSON line each, then a
+//     summary line (default: stderr). A file an interrupted run left is
+//     continued, a difference already in it not written again.
 //   - --quiet: log warnings and errors only.
 //   - --metrics ADDR: serve Prometheus metrics at http://ADDR/metrics
 //     (HOST:PORT; port 0 picks a free one, and the URL is logged) from
@@ -146,7 +162,9 @@
 // # Exit status
 //
 // 0 after SIGINT/SIGTERM (the last batch committed), --stop-at-current or
-// --snapshot-only; 1 on an error; 2 on a usage error. The last log line
+// --snapshot-only; with --verify --stop-at-current or --verify-only, 0 when
+// every table was found identical or repaired and 3 when differences were
+// found and left; 1 on an error; 2 on a usage error. The last log line
 // counts the events delivered, replayed ones dropped at start, Progress
 // events, row changes applied and target commits.
 package main

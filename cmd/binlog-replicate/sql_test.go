@@ -90,6 +90,11 @@ func TestParseFlags(t *testing.T) {
 		{append(base, "--tables", "a.b", "--checkpoint-interval", "0s"), "--checkpoint-interval"},
 		{[]string{"--source", "r:p@tcp(127.0.0.1:3306)/?nope=1", "--target", "x", "--tables", "a.b"}, "--source: "},
 		{append(base, "--tables", "a.b", "extra"), `unexpected argument "extra"`},
+		{append(base, "--tables", "a.b", "--verify", "--verify-only"), "--verify and --verify-only: give one"},
+		{append(base, "--tables", "a.b", "--repair"), "--repair needs --verify or --verify-only"},
+		{append(base, "--tables", "a.b", "--verify-report", "f"), "--verify-report needs --verify or --verify-only"},
+		{append(base, "--tables", "a.b", "--verify", "--snapshot-only"), "--snapshot-only stops before a verification"},
+		{append(base, "--tables", "a.b", "--verify-only", "--stop-at-current"), "--verify-only applies nothing"},
 	} {
 		_, err := parseFlags(c.args, &bytes.Buffer{})
 		assert.ErrorContains(t, err, c.err, "%q", c.args)

@@ -70,6 +70,8 @@ type Diff struct {
 	// Columns, for Changed, are exactly the columns whose values differ,
 	// in the table's order.
 	Columns []string
+	// Src is the index of the source's row in its Side (-1 for Extra).
+	Src int
 }
 
 // Sum is a chunk's checksum.
@@ -215,10 +217,10 @@ func RowDiffs(t *Table, src, dst Side) ([]Diff, error) {
 		}
 		switch {
 		case c < 0:
-			diffs = append(diffs, Diff{Table: t.Name, Key: t.key(src.Rows[i]), Kind: Missing})
+			diffs = append(diffs, Diff{Table: t.Name, Key: t.key(src.Rows[i]), Kind: Missing, Src: i})
 			i++
 		case c > 0:
-			diffs = append(diffs, Diff{Table: t.Name, Key: t.key(dst.Rows[j]), Kind: Extra})
+			diffs = append(diffs, Diff{Table: t.Name, Key: t.key(dst.Rows[j]), Kind: Extra, Src: -1})
 			j++
 		default:
 			var cols []string
@@ -228,7 +230,7 @@ func RowDiffs(t *Table, src, dst Side) ([]Diff, error) {
 				}
 			}
 			if cols != nil {
-				diffs = append(diffs, Diff{Table: t.Name, Key: t.key(src.Rows[i]), Kind: Changed, Columns: cols})
+				diffs = append(diffs, Diff{Table: t.Name, Key: t.key(src.Rows[i]), Kind: Changed, Columns: cols, Src: i})
 			}
 			i, j = i+1, j+1
 		}

@@ -124,12 +124,12 @@ func TestRowDiffs(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, equal)
 	require.Equal(t, []verify.Diff{
-		{Table: "d.t", Key: []any{int64(0)}, Kind: verify.Extra},
-		{Table: "d.t", Key: []any{int64(2)}, Kind: verify.Changed, Columns: []string{"s", "f"}},
-		{Table: "d.t", Key: []any{int64(3)}, Kind: verify.Missing},
-		{Table: "d.t", Key: []any{int64(4)}, Kind: verify.Extra},
-		{Table: "d.t", Key: []any{int64(5)}, Kind: verify.Changed, Columns: []string{"s"}},
-		{Table: "d.t", Key: []any{int64(6)}, Kind: verify.Extra},
+		{Table: "d.t", Key: []any{int64(0)}, Kind: verify.Extra, Src: -1},
+		{Table: "d.t", Key: []any{int64(2)}, Kind: verify.Changed, Columns: []string{"s", "f"}, Src: 1},
+		{Table: "d.t", Key: []any{int64(3)}, Kind: verify.Missing, Src: 2},
+		{Table: "d.t", Key: []any{int64(4)}, Kind: verify.Extra, Src: -1},
+		{Table: "d.t", Key: []any{int64(5)}, Kind: verify.Changed, Columns: []string{"s"}, Src: 3},
+		{Table: "d.t", Key: []any{int64(6)}, Kind: verify.Extra, Src: -1},
 	}, diffs)
 
 	equal, diffs, err = verify.Compare(table(), src, src)

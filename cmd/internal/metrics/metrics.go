@@ -82,6 +82,10 @@ var (
 		"The byte offset in that file after the last acknowledged event.", nil, nil)
 	descSnapRows = prometheus.NewDesc("binlogstream_snapshot_rows_total",
 		"Rows the snapshot read and delivered (SnapshotRead events); not in rows_total.", nil, nil)
+	descVerifyChunks = prometheus.NewDesc("binlogstream_verify_chunks_total",
+		"Chunks a verification compared on both sides at one binlog position (binlog-replicate --verify).", nil, nil)
+	descVerifyDiffs = prometheus.NewDesc("binlogstream_verify_differences_total",
+		"Rows a verification found different on the target: missing, extra or changed (binlog-replicate --verify).", nil, nil)
 	descSnapTables = prometheus.NewDesc("binlogstream_snapshot_tables",
 		"Tables the snapshot has still to read or is reading.", nil, nil)
 )
@@ -91,6 +95,8 @@ var (
 type Metrics struct {
 	reg  *prometheus.Registry
 	rows atomic.Uint64
+	// verifyChunks and verifyDiffs count binlog-replicate's verification.
+	verifyChunks, verifyDiffs atomic.Uint64
 
 	mu        sync.Mutex
 	streamer  Streamer
@@ -184,7 +190,8 @@ func (h hook) Fire(e *logrus.Entry) error {
 // Describe is prometheus.Collector's.
 func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRows, descEvents, descReconnects, descReconnectAttempts, descFailovers,
-		descLeaseChanges, descErrors, descLastErrorTime, descLag, descLagBytes, descPositionFile, descPositionOffset, descSnapRows, descSnapTables} {
+		descLeaseChanges, descErrors, descLastErrorTime, descLag, descLagBytes, descPositionFile, descPositionOffset, descSnapRows, descSnapTables,
+		descVerifyChunks, descVerifyDiffs} {
 		ch <- d
 	}
 }
@@ -213,6 +220,8 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
 	counter(descRows, m.rows.Load())
+	counter(descVerifyChunks, m.verifyChunks.Load())
+	counter(descVerifyDiffs, m.verifyDiffs.Load())
 	counter(descEvents, st.Delivered)
 	counter(descReconnects, st.Reconnects)
 	counter(descReconnectAttempts, st.ReconnectAttempts)
@@ -353,4 +362,10 @@ func (m *Metrics) Serve(ctx context.Context, addr string) (net.Addr, error) {
 	go func() { _ = srv.Serve(ln) }()
 	context.AfterFunc(ctx, func() { _ = srv.Close() })
 	return ln.Addr(), nil
+}
+
+// AddVerify counts chunks verified and differences found.
+func (m *Metrics) AddVerify(chunks, diffs int) {
+	m.verifyChunks.Add(uint64(chunks))
+	m.verifyDiffs.Add(uint64(diffs))
 }

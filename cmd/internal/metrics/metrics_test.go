@@ -388,3 +388,15 @@ func TestStatusEndpoint(t *testing.T) {
 	assert.Equal(t, 1.0, st.LagSeconds)
 	assert.NotEmpty(t, st.Resume)
 }
+
+// TestVerifyMetrics: binlog-replicate's verification counts.
+func TestVerifyMetrics(t *testing.T) {
+	m := metrics.New()
+	s := scrape(t, m)
+	assert.Equal(t, 0.0, value(t, s, "binlogstream_verify_chunks_total"))
+	m.AddVerify(1, 0)
+	m.AddVerify(1, 3)
+	s = scrape(t, m)
+	assert.Equal(t, 2.0, value(t, s, "binlogstream_verify_chunks_total"))
+	assert.Equal(t, 3.0, value(t, s, "binlogstream_verify_differences_total"))
+}
