@@ -267,6 +267,9 @@ func (v *verifier) chunk(ctx context.Context, rg VerifyRange, src *chunkRead) er
 			return err
 		}
 		if at == rg.At {
+			if v.cfg.Repair == nil {
+				v.release() // the rows are read: the target may go on
+			}
 			diffs, err := v.compare(rg, src, dst)
 			if err != nil {
 				return err

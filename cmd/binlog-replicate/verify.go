@@ -41,9 +41,10 @@ type verifier struct {
 	read func(ctx context.Context, r binlogstream.VerifyRange) ([][]any, binlogstream.Position, error)
 	// hold, when set, holds the applier (gate.hold).
 	hold func(ctx context.Context) (func(), error)
-	// repairConn runs repairs; commit commits them with the checkpoint.
-	repairConn func() *target
-	commit     func() error
+	// repairConn runs repairs between begin and commit (with the
+	// checkpoint, in a streaming run).
+	repairConn    func() *target
+	begin, commit func() error
 
 	sum  summaryLine
 	left int // differences found and not repaired
@@ -124,8 +125,8 @@ func (v *verifier) repairer(t *table) func(context.Context, binlogstream.VerifyR
 	}
 	return func(_ context.Context, _ binlogstream.VerifyRange, diffs []binlogstream.VerifyDifference) error {
 		tgt := v.repairConn()
-		if _, err := tgt.conn.Execute("BEGIN"); err != nil {
-			return fmt.Errorf("target: BEGIN: %w", err)
+		if err := v.begin(); err != nil {
+			return err
 		}
 		for _, d := range diffs {
 			if err := repairOne(tgt, t, d); err != nil {
@@ -285,6 +286,7 @@ func newStreamVerifier(ctx context.Context, o *options, log logrus.FieldLogger, 
 	}
 	v.read = alignedReader(v.gate, a, vt)
 	v.repairConn = func() *target { return tgt }
+	v.begin = a.begin
 	v.commit = func() error {
 		a.dirty = true // the checkpoint is written again with the repair
 		return a.commit()
@@ -366,6 +368,12 @@ func verifyOnly(ctx context.Context, log logrus.FieldLogger, o *options, m *metr
 		return rows, at, err
 	}
 	v.repairConn = func() *target { return tgt }
+	v.begin = func() error {
+		if _, err := tgt.conn.Execute("BEGIN"); err != nil {
+			return fmt.Errorf("target: BEGIN: %w", err)
+		}
+		return nil
+	}
 	v.commit = func() error {
 		if _, err := tgt.conn.Execute("COMMIT"); err != nil {
 			return fmt.Errorf("target: COMMIT: %w", err)
