@@ -1,6 +1,7 @@
 package binlogstream_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -63,7 +65,7 @@ func BenchmarkRealSnapshot(b *testing.B) {
 	cpu := func(cmd *exec.Cmd) time.Duration { return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime() }
 	for _, readers := range []int{1, 2} {
 		b.Run(fmt.Sprintf("readers-%d", readers), func(b *testing.B) {
-			var tail, dump, tailCPU, dumpCPU, base, baseCPU time.Duration
+			var tail, dump, tailCPU, dumpCPU, base, baseCPU, tailSrv, dumpSrv time.Duration
 			baseline := os.Getenv(snapBaselineEnv)
 			runs := 0
 			for b.Loop() {
@@ -89,9 +91,11 @@ func BenchmarkRealSnapshot(b *testing.B) {
 					base += w
 					baseCPU += c
 				}
+				srv0 := procCPU(b, s.PID())
 				w, c := runTail(bin, "snapshot")
 				tail += w
 				tailCPU += c
+				tailSrv += procCPU(b, s.PID()) - srv0
 
 				f, err := os.Create(dumpOut)
 				if err != nil {
@@ -100,10 +104,12 @@ func BenchmarkRealSnapshot(b *testing.B) {
 				cmd := exec.Command("mariadb-dump", "--host="+s.Host(), "--port="+strconv.Itoa(s.Port()),
 					"--user="+s.ReplUser(), "--password="+s.ReplPassword(), "--single-transaction", "--quick", "snap", "t")
 				cmd.Stdout = f
+				srv0 = procCPU(b, s.PID())
 				t1 := time.Now()
 				runCmd(b, cmd)
 				dump += time.Since(t1)
 				dumpCPU += cpu(cmd)
+				dumpSrv += procCPU(b, s.PID()) - srv0
 				if err := f.Close(); err != nil {
 					b.Fatal(err)
 				}
@@ -117,6 +123,8 @@ func BenchmarkRealSnapshot(b *testing.B) {
 			b.ReportMetric(tail.Seconds()/dump.Seconds(), "binlog-tail/mariadb-dump")
 			b.ReportMetric(tailCPU.Seconds()/n, "binlog-tail-cpu-s")
 			b.ReportMetric(dumpCPU.Seconds()/n, "mariadb-dump-cpu-s")
+			b.ReportMetric(tailSrv.Seconds()/n, "binlog-tail-server-cpu-s")
+			b.ReportMetric(dumpSrv.Seconds()/n, "mariadb-dump-server-cpu-s")
 			b.ReportMetric(snapBenchRows*n/tail.Seconds(), "binlog-tail-rows/s")
 			if baseline != "" {
 				b.ReportMetric(baseCPU.Seconds()/n, "baseline-cpu-s")
@@ -127,6 +135,27 @@ func BenchmarkRealSnapshot(b *testing.B) {
 			b.ReportMetric(loadAvg(), "load-avg-1m")
 		})
 	}
+}
+
+// procCPU is the user and system time process pid has used, from
+// /proc/pid/stat (in clock ticks of 10 ms).
+func procCPU(b *testing.B, pid int) time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The fields after the command's name, which ends with the last ')':
+	// utime and stime are the 12th and 13th.
+	f := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
+	if len(f) < 13 {
+		b.Fatalf("/proc/%d/stat: %q", pid, data)
+	}
+	u, err1 := strconv.ParseUint(f[11], 10, 64)
+	k, err2 := strconv.ParseUint(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		b.Fatalf("/proc/%d/stat: %q", pid, data)
+	}
+	return time.Duration(u+k) * 10 * time.Millisecond
 }
 
 // countLines counts the newlines of the file at path.

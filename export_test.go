@@ -289,3 +289,10 @@ func SnapshotWatermarkNaive(mode string) {
 		snapWatermarkNaive = chunkread.NaiveNone
 	}
 }
+
+// SnapshotInflight calls f with a table's reads in flight each time one
+// is asked.
+func SnapshotInflight(f func(table string, n int)) (undo func()) {
+	snapInflight = f
+	return func() { snapInflight = nil }
+}

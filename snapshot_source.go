@@ -32,9 +32,15 @@ type snapshotSource interface {
 // chunkReader reads chunks on one connection, one at a time.
 type chunkReader interface {
 	// readChunk reads up to n rows of t after the key after (nil: from
-	// the first) in one short transaction, and the binlog position the
-	// read is placed at (with a low watermark on MySQL).
-	readChunk(t *snapTable, after []any, n int) (*chunkRead, error)
+	// the first) and at most through (nil: to the last) in one short
+	// transaction, and the binlog position the read is placed at (with a
+	// low watermark on MySQL).
+	readChunk(t *snapTable, after, through []any, n int) (*chunkRead, error)
+	// keyAfter is the key of t's row offset places after the key after
+	// (nil: from the first; 0: the first row after it), with Cmp set, or
+	// nil when there is no such row. It reads the key's index outside
+	// any transaction: where a range of about offset+1 rows ends.
+	keyAfter(t *snapTable, after []any, offset int) (*snapshot.Key, error)
 	// keyCmp fills in the comparable form of keys of t from their Raw
 	// values (asking the server for the weights of text keys).
 	keyCmp(t *snapTable, keys []*snapshot.Key) error
@@ -293,8 +299,30 @@ type syncerChunks struct {
 
 func (r *syncerChunks) close() { r.done() }
 
-func (r *syncerChunks) readChunk(t *snapTable, after []any, n int) (*chunkRead, error) {
-	return r.readRange(t, chunkread.Range{After: after, Limit: n})
+func (r *syncerChunks) readChunk(t *snapTable, after, through []any, n int) (*chunkRead, error) {
+	return r.readRange(t, chunkread.Range{After: after, Through: through, Limit: n})
+}
+
+func (r *syncerChunks) keyAfter(t *snapTable, after []any, offset int) (*snapshot.Key, error) {
+	vals, err := r.rd.KeyAfter(t.rt, after, offset)
+	if err != nil {
+		return nil, fmt.Errorf("binlogstream: snapshot of %s: %w", t.id, err)
+	}
+	if vals == nil {
+		return nil, nil
+	}
+	row := make([]any, len(t.table.Columns))
+	for j, i := range t.key {
+		row[i] = vals[j]
+	}
+	k, err := t.keyOf(t.table, row)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.keyCmp(t, []*snapshot.Key{&k}); err != nil {
+		return nil, err
+	}
+	return &k, nil
 }
 
 // readRange reads rg's rows of t as readChunk does.

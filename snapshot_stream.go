@@ -82,14 +82,13 @@ type snapDriver struct {
 	tokText []byte // the bytes of the tokens handed out, never written again
 	dirty   bool
 
-	gen      uint64 // reads of an older generation are discarded
-	work     chan chunkJob
-	results  chan chunkResult
-	cancel   context.CancelFunc
-	wg       sync.WaitGroup
-	next     map[string]*chunkResult   // the chunk each table attaches next
-	ahead    map[string][]*chunkResult // its read-ahead successors, in key order
-	inflight map[string]int            // reads not come back
+	gen     uint64 // reads of an older generation are discarded
+	work    chan chunkJob
+	results chan chunkResult
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	// reads: each table's reads not attached yet.
+	reads map[string]*tableReads
 	// epoch: a table's reads asked before its last discarded chunk are
 	// dropped when they come back.
 	epoch map[string]uint64
@@ -174,25 +173,67 @@ func (d *snapDriver) due() bool {
 	if d.needWork || len(d.results) > 0 || d.box.hasAdded.Load() {
 		return true
 	}
-	for _, r := range d.next {
-		if r.read.at.Compare(d.at) <= 0 {
+	for _, tr := range d.reads {
+		if r := tr.first(); r != nil && r.read.at.Compare(d.at) <= 0 {
 			return true
 		}
 	}
 	return false
 }
 
+// tableReads is one table's reads that are not attached yet. Each read
+// asked gets the next sequence number, and chunks attach in that order:
+// the key order. With one reader a read is asked after the last one came
+// back, from its last key. With several, each read first finds where
+// its range ends (keyAfter: the key ChunkRows rows on) and says so, and
+// the next read starts there while this one reads its rows: the reads
+// of one table overlap, each placed by its own position.
+type tableReads struct {
+	seq  uint64         // the sequence number of the next read asked
+	want uint64         // the sequence number of the chunk to attach next
+	back []*chunkResult // reads come back, by sequence number
+	// asked is where the stream was when each read not attached was
+	// asked, from want on: the read's position is at or after it.
+	asked    []snapshot.Pos
+	inflight int
+	// front is the low key of the next read (nil: the table's first key),
+	// once known (frontOK); end: the last read asked reads to the
+	// table's end.
+	front   *snapshot.Key
+	frontOK bool
+	end     bool
+}
+
+// first is the chunk to attach next, if it came back.
+func (tr *tableReads) first() *chunkResult {
+	if len(tr.back) > 0 && tr.back[0].job.seq == tr.want {
+		return tr.back[0]
+	}
+	return nil
+}
+
+// outstanding is the number of reads asked and not attached.
+func (tr *tableReads) outstanding() int { return int(tr.seq - tr.want) }
+
 type chunkJob struct {
-	gen, epoch uint64
-	t          *snapTable
-	lo         *snapshot.Key
-	ahead      bool
+	gen, epoch, seq uint64
+	t               *snapTable
+	lo              *snapshot.Key
+	// split: find the range's end first and report it (several readers).
+	split bool
 }
 
 type chunkResult struct {
-	job   chunkJob
-	read  *chunkRead
-	err   error
+	job  chunkJob
+	read *chunkRead
+	err  error
+	// bound, with read nil: a split job's range ends at *hi (nil hi: at
+	// the table's end); the read follows.
+	bound bool
+	hi    *snapshot.Key
+	// limit is the read's row limit: a chunk that reached it ends at its
+	// last key.
+	limit int
 	chunk *snapshot.Chunk // the state's view of read
 }
 
@@ -209,6 +250,10 @@ var snapNoFold bool
 // chunks attach after any event, inside source transactions too, and
 // only then (no attach while the dump is quiet).
 var snapAnywhere bool
+
+// snapInflight, when set, sees a table's reads in flight each time one
+// is asked (the tests' SnapshotInflight).
+var snapInflight func(table string, n int)
 
 // snapReadAge, when set, sees each chunk read's transaction lifetime as
 // the read is taken in (the benchmarks' SnapshotReadAges).
@@ -250,7 +295,7 @@ func (d *snapDriver) reopen(ctx context.Context, from ResumePosition) error {
 	}
 	d.src, d.meta, d.pattern = src, map[string]*snapTable{}, nil
 	d.paused = map[string]bool{}
-	d.next, d.ahead, d.inflight, d.epoch = map[string]*chunkResult{}, map[string][]*chunkResult{}, map[string]int{}, map[string]uint64{}
+	d.reads, d.epoch = map[string]*tableReads{}, map[string]uint64{}
 	return d.open(ctx, from)
 }
 
@@ -392,7 +437,10 @@ func (d *snapDriver) open(ctx context.Context, from ResumePosition) error {
 			d.state.SetBoundCmp(t.Name, t.Bound.Cmp)
 		}
 	}
-	d.work, d.results = make(chan chunkJob, 4*d.cfg.Readers), make(chan chunkResult, 4*d.cfg.Readers)
+	// Up to Readers tables are read at once, each with up to Readers
+	// reads in flight (two results each): neither channel fills.
+	n := d.cfg.Readers * (d.cfg.Readers + 1)
+	d.work, d.results = make(chan chunkJob, n), make(chan chunkResult, 2*n)
 	for range d.cfg.Readers {
 		d.wg.Add(1)
 		go d.reader(rctx)
@@ -461,27 +509,52 @@ func (d *snapDriver) reader(ctx context.Context) {
 			return
 		case job = <-d.work:
 		}
-		res := chunkResult{job: job}
+		res := chunkResult{job: job, limit: d.cfg.ChunkRows}
 		if r == nil {
 			r, res.err = d.src.chunkReader(context.WithoutCancel(ctx))
 		}
 		if res.err == nil {
-			var after []any
+			var after, through []any
 			if job.lo != nil {
 				after = job.lo.Raw
 			}
-			res.read, res.err = r.readChunk(job.t, after, d.cfg.ChunkRows)
+			if job.split {
+				// The range ends at the key ChunkRows rows on; rows
+				// inserted into it before the read may make it longer.
+				var hi *snapshot.Key
+				hi, res.err = r.keyAfter(job.t, after, d.cfg.ChunkRows-1)
+				if res.err == nil {
+					if !d.send(ctx, chunkResult{job: job, bound: true, hi: hi}) {
+						return
+					}
+					if res.hi = hi; hi != nil {
+						through, res.limit = hi.Raw, 2*d.cfg.ChunkRows
+					}
+				}
+			}
+			if res.err == nil {
+				res.read, res.err = r.readChunk(job.t, after, through, res.limit)
+			}
 			if res.err != nil {
 				r.close()
 				r = nil
 			}
 		}
-		select {
-		case <-ctx.Done():
+		if !d.send(ctx, res) {
 			return
-		case d.results <- res:
-			d.signalWake()
 		}
+	}
+}
+
+// send hands a reader's result to the Run goroutine; false: the readers
+// are stopping.
+func (d *snapDriver) send(ctx context.Context, res chunkResult) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case d.results <- res:
+		d.signalWake()
+		return true
 	}
 }
 
@@ -516,22 +589,39 @@ func (d *snapDriver) keepToken(b []byte) string {
 // server, after a failover) do not place a later read.
 func (d *snapDriver) restart(at Position) {
 	d.gen++
-	clear(d.next)
-	clear(d.ahead)
-	clear(d.inflight)
+	clear(d.reads)
 	d.state.Restart(toPos(at))
 	d.at, d.needWork = at, true
 }
 
-// ask queues a chunk read of t after its boundary (or after lo, for a
-// read ahead of the chunk waiting to attach).
-func (d *snapDriver) ask(ctx context.Context, t *snapTable, lo *snapshot.Key, ahead bool) error {
+// tableReads is table id's reads, made from its boundary when it has
+// none.
+func (d *snapDriver) tableReads(id string) *tableReads {
+	tr := d.reads[id]
+	if tr == nil {
+		bound, _ := d.state.Active(id)
+		tr = &tableReads{front: bound, frontOK: true}
+		d.reads[id] = tr
+	}
+	return tr
+}
+
+// ask queues the read of table t's next range, from its front.
+func (d *snapDriver) ask(ctx context.Context, t *snapTable) error {
 	if t == nil || d.paused[t.id] {
 		return nil // gone from the server: its DROP or RENAME is still to come
 	}
-	d.inflight[t.id]++
+	tr := d.tableReads(t.id)
+	job := chunkJob{gen: d.gen, epoch: d.epoch[t.id], seq: tr.seq, t: t, lo: tr.front, split: d.cfg.Readers > 1}
+	tr.seq++
+	tr.inflight++
+	if snapInflight != nil {
+		snapInflight(t.id, tr.inflight)
+	}
+	tr.asked = append(tr.asked, toPos(d.at))
+	tr.frontOK = false
 	select {
-	case d.work <- chunkJob{gen: d.gen, epoch: d.epoch[t.id], t: t, lo: lo, ahead: ahead}:
+	case d.work <- job:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -561,10 +651,20 @@ func (d *snapDriver) collect(ctx context.Context, wait time.Duration) error {
 			}
 		}
 		id := r.job.t.id
-		if r.job.gen != d.gen || r.job.epoch != d.epoch[id] {
+		tr := d.reads[id]
+		if r.job.gen != d.gen || r.job.epoch != d.epoch[id] || tr == nil {
 			continue
 		}
-		d.inflight[id]--
+		if r.bound {
+			if r.job.seq == tr.seq-1 { // the last read asked: the next starts after it
+				tr.front, tr.frontOK, tr.end = r.hi, r.hi != nil, r.hi == nil
+			}
+			if err := d.readAhead(ctx, id); err != nil {
+				return err
+			}
+			continue
+		}
+		tr.inflight--
 		if r.err != nil {
 			if isNoSuchTable(r.err) {
 				d.log.WithField("table", id).Warn("snapshot: the table is gone from the server; its reads wait for its DROP or RENAME in the stream")
@@ -586,10 +686,12 @@ func (d *snapDriver) collect(ctx context.Context, wait time.Duration) error {
 		}
 		rr := r
 		rr.chunk = d.chunkOf(&rr)
-		if r.job.ahead {
-			d.ahead[id] = append(d.ahead[id], &rr)
-		} else {
-			d.next[id] = &rr
+		i, _ := slices.BinarySearchFunc(tr.back, rr.job.seq, func(c *chunkResult, seq uint64) int { return cmpUint(c.job.seq, seq) })
+		tr.back = slices.Insert(tr.back, i, &rr)
+		if !rr.job.split && rr.job.seq == tr.seq-1 {
+			// One reader: the next read starts after this one's last key.
+			tr.end = rr.chunk.Hi == nil
+			tr.front, tr.frontOK = rr.chunk.Hi, rr.chunk.Hi != nil
 		}
 		if err := d.readAhead(ctx, id); err != nil {
 			return err
@@ -597,31 +699,41 @@ func (d *snapDriver) collect(ctx context.Context, wait time.Duration) error {
 	}
 }
 
+func cmpUint(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
 // readAheadChunks bounds the chunks read ahead of the one a table
 // attaches next: reads go on while earlier chunks wait for the stream or
 // are delivered, and the memory they hold stays a few chunks.
 const readAheadChunks = 2
 
-// readAhead asks for the chunk after table id's last one read, when that
-// one was full, no read of the table is in flight and fewer than
-// readAheadChunks wait behind its next chunk. Each chunk read ahead is
-// read at its own position and attaches as any other: the state takes
-// it only once the boundary is its low key and the stream has reached
-// its position.
+// readAhead asks for table id's next range while its start is known,
+// fewer than Readers reads of it are in flight and at most
+// readAheadChunks+Readers chunks are asked and not attached. Each chunk
+// read ahead is read at its own position and attaches as any other: the
+// state takes it only once the boundary is its low key and the stream
+// has reached its position.
 func (d *snapDriver) readAhead(ctx context.Context, id string) error {
-	q := d.ahead[id]
-	if d.inflight[id] > 0 || len(q) >= readAheadChunks {
+	tr := d.reads[id]
+	if d.meta[id] == nil || d.paused[id] {
 		return nil
 	}
-	last := d.next[id]
-	if len(q) > 0 {
-		last = q[len(q)-1]
+	for tr != nil && tr.frontOK && !tr.end && tr.inflight < d.cfg.Readers && tr.outstanding() <= readAheadChunks+d.cfg.Readers-1 {
+		if _, active := d.state.Active(id); !active {
+			return nil
+		}
+		if err := d.ask(ctx, d.meta[id]); err != nil {
+			return err
+		}
 	}
-	if last == nil || len(last.read.keys) < d.cfg.ChunkRows {
-		return nil
-	}
-	hi := last.read.keys[len(last.read.keys)-1]
-	return d.ask(ctx, last.job.t, &hi, true)
+	return nil
 }
 
 // chunkOf is the state's view of a read.
@@ -635,9 +747,11 @@ func (d *snapDriver) chunkOf(r *chunkResult) *snapshot.Chunk {
 	for i := range r.read.rows {
 		c.Rows[i] = snapshot.Row{Key: r.read.keys[i], Data: r.read.rows[i]}
 	}
-	if n := len(c.Rows); n == d.cfg.ChunkRows {
+	if n := len(c.Rows); n == r.limit {
 		hi := c.Rows[n-1].Key
 		c.Hi = &hi
+	} else {
+		c.Hi = r.hi
 	}
 	return c
 }
@@ -706,8 +820,8 @@ const readWait = time.Second
 
 // reading reports whether a chunk read is in flight.
 func (d *snapDriver) reading() bool {
-	for _, n := range d.inflight {
-		if n > 0 {
+	for _, tr := range d.reads {
+		if tr.inflight > 0 {
 			return true
 		}
 	}
@@ -718,15 +832,13 @@ func (d *snapDriver) reading() bool {
 // it, and asks for the next read.
 func (d *snapDriver) attachTable(ctx context.Context, listeners []Listener, id string) error {
 	for {
-		r := d.next[id]
+		tr := d.reads[id]
+		if tr == nil {
+			break
+		}
+		r := tr.first()
 		if r == nil {
-			q := d.ahead[id]
-			if len(q) == 0 {
-				break
-			}
-			r, d.ahead[id] = q[0], q[1:]
-			d.next[id] = r
-			r.job.ahead = false
+			break
 		}
 		c := r.chunk
 		if snapNoFold {
@@ -738,40 +850,49 @@ func (d *snapDriver) attachTable(ctx context.Context, listeners []Listener, id s
 		if o == snapshot.Wait {
 			return nil
 		}
-		delete(d.next, id)
 		d.needWork = true
 		if o == snapshot.Discard {
-			// The chunks read ahead start from this one's keys, and
-			// so do the reads in flight: drop them all.
-			delete(d.ahead, id)
+			// The reads after this one start from its keys, and so do
+			// the reads in flight: drop them all.
+			delete(d.reads, id)
 			d.epoch[id]++
-			d.inflight[id] = 0
 			d.box.mu.Lock()
 			d.box.stats.Rereads++
 			d.box.mu.Unlock()
 			break
 		}
-		if err := d.deliverChunk(ctx, listeners, r.job.t, c, rows); err != nil {
+		tr.back, tr.asked = tr.back[1:], tr.asked[1:]
+		tr.want++
+		var keep *snapshot.Pos
+		if len(tr.asked) > 0 {
+			keep = &tr.asked[0] // a later read may be placed before c
+		}
+		if err := d.deliverChunk(ctx, listeners, r.job.t, c, rows, keep); err != nil {
 			return err
 		}
 	}
-	if _, active := d.state.Active(id); active && d.next[id] == nil && len(d.ahead[id]) == 0 && d.inflight[id] == 0 {
-		bound, _ := d.state.Active(id)
-		return d.ask(ctx, d.meta[id], bound, false)
+	if _, active := d.state.Active(id); !active {
+		return nil
+	}
+	if tr := d.reads[id]; tr != nil && tr.outstanding() == 0 {
+		delete(d.reads, id) // asked again from the boundary
+	}
+	if d.reads[id] == nil {
+		return d.ask(ctx, d.meta[id])
 	}
 	return d.readAhead(ctx, id)
 }
 
 // deliverChunk delivers a ready chunk's rows, each with the token whose
 // boundary is its key, the last with the chunk finished.
-func (d *snapDriver) deliverChunk(ctx context.Context, listeners []Listener, t *snapTable, c *snapshot.Chunk, rows []snapshot.Row) error {
+func (d *snapDriver) deliverChunk(ctx context.Context, listeners []Listener, t *snapTable, c *snapshot.Chunk, rows []snapshot.Row, keep *snapshot.Pos) error {
 	// The rows' events in two allocations per chunk, one header shared.
 	hdr := &replication.EventHeader{EventType: replication.UNKNOWN_EVENT}
 	bes, reads := make([]replication.BinlogEvent, len(rows)), make([]SnapshotRead, len(rows))
 	for i, row := range rows {
 		d.state.Delivered(t.id, row.Key)
 		if i == len(rows)-1 {
-			d.state.Finish(c)
+			d.state.FinishKeeping(c, keep)
 			d.setRemaining() // the last row's listener sees the table read
 		}
 		d.dirty = true
@@ -796,7 +917,7 @@ func (d *snapDriver) deliverChunk(ctx context.Context, listeners []Listener, t *
 		d.box.mu.Unlock()
 	}
 	if len(rows) == 0 {
-		d.state.Finish(c)
+		d.state.FinishKeeping(c, keep)
 		d.dirty = true
 	}
 	d.chunksDone++
@@ -822,7 +943,10 @@ func (d *snapDriver) startTables(ctx context.Context) error {
 		d.state.Start(id, toPos(d.at), slices.Contains(d.pattern, id))
 		d.dirty = true
 		reading++
-		if err := d.ask(ctx, d.meta[id], nil, false); err != nil {
+		// Reads of an earlier snapshot of the table are dropped.
+		delete(d.reads, id)
+		d.epoch[id]++
+		if err := d.ask(ctx, d.meta[id]); err != nil {
 			return err
 		}
 	}

@@ -145,11 +145,16 @@ type tailer struct {
 
 	// dbz: --format debezium's encoding; nil for the lines format.
 	dbz *dbzTail
+
+	// batch: snapshot reads queued in one job, not yet handed on.
+	batch *job
 }
 
 // job is one event on its way to the file.
 type job struct {
-	ev      binlogstream.Event
+	ev binlogstream.Event
+	// more: snapshot reads after ev, formatted into the same buffer.
+	more    []binlogstream.Event
 	crashAt int    // cfg.crashBefore said yes for this row; -1 for none
 	buf     []byte // the event's lines
 	lines   uint64
@@ -189,6 +194,9 @@ const (
 	// than a write per event; BenchmarkRealTailMixes (root package)
 	// compares sizes.
 	writeBuffer = 256 << 10
+	// readBatch bounds the snapshot reads one job carries: a chunk's rows
+	// cross the pipeline's channels a batch at a time, not one each.
+	readBatch = 256
 )
 
 // formatters is how many goroutines turn events into lines.
@@ -339,7 +347,11 @@ func (t *tailer) recycle(j *job) {
 		j.buf = nil
 	}
 	j.ev.Release()
-	j.ev, j.partial, j.built = binlogstream.Event{}, nil, false
+	for i := range j.more {
+		j.more[i].Release()
+	}
+	clear(j.more)
+	j.ev, j.more, j.partial, j.built = binlogstream.Event{}, j.more[:0], nil, false
 	t.free <- j
 }
 
@@ -443,6 +455,7 @@ func tail(ctx context.Context, path string, cfg tailConfig) (res tailResult, err
 
 	bg := t.background(runCtx, s)
 	err = s.Run(runCtx)
+	t.flushReads()
 	if t.cfg.Tables != nil && t.failed() == nil && (err == nil || t.reached || ctx.Err() != nil && errors.Is(err, ctx.Err())) {
 		t.checkpointAtStop(s.ResumePosition())
 	}
@@ -656,6 +669,10 @@ func (t *tailer) onEvent(_ context.Context, ev binlogstream.Event) error {
 	if t.dbz != nil {
 		return t.onDebezium(ev)
 	}
+	if e, ok := ev.Event.(*binlogstream.SnapshotRead); ok {
+		return t.queueRead(ev, e.ChunkEnd)
+	}
+	t.flushReads()
 	rows := false
 	switch e := ev.Event.(type) {
 	case *replication.RowsEvent:
@@ -671,7 +688,6 @@ func (t *tailer) onEvent(_ context.Context, ev binlogstream.Event) error {
 		if !t.wants(e) {
 			return t.skip(&ev)
 		}
-	case *binlogstream.SnapshotRead:
 	case *binlogstream.Progress:
 		if e.Idle { // nothing moved: the last line's token is current
 			return t.checkTarget(&ev)
@@ -715,6 +731,41 @@ func (t *tailer) queue(ev binlogstream.Event, crashAt int, partial map[int][]any
 		t.lastLine, t.lastResume = time.Now(), ev.Resume
 	}
 	return j
+}
+
+// queueRead adds a snapshot read to the batch of reads queued next; the
+// batch is handed on at the chunk's end, when it is full, and before any
+// other event.
+func (t *tailer) queueRead(ev binlogstream.Event, chunkEnd bool) error {
+	if j := t.batch; j != nil {
+		j.more = append(j.more, ev)
+	} else {
+		j = <-t.free
+		j.ev, j.crashAt, j.partial, j.progress, j.built, j.dbz = ev, -1, nil, false, false, false
+		t.batch = j
+	}
+	if chunkEnd || len(t.batch.more)+1 >= readBatch {
+		t.flushReads()
+	}
+	return t.checkTarget(&ev)
+}
+
+// flushReads hands the batch of snapshot reads on, if any.
+func (t *tailer) flushReads() {
+	j := t.batch
+	if j == nil {
+		return
+	}
+	t.batch = nil
+	t.work <- j
+	t.order <- j
+	if t.cfg.Tables != nil {
+		last := &j.ev
+		if len(j.more) > 0 {
+			last = &j.more[len(j.more)-1]
+		}
+		t.lastLine, t.lastResume = time.Now(), last.Resume
+	}
 }
 
 // checkpointAtStop writes a progress line at r, where the stream stopped
@@ -786,6 +837,11 @@ func (j *job) format() {
 		limit = j.crashAt + 1
 	}
 	b, n, last := j.enc.AppendEvent(b, ev, j.partial, limit)
+	for i := range j.more {
+		var m int
+		b, m, _ = j.enc.AppendEvent(b, &j.more[i], nil, -1)
+		n += m
+	}
 	j.buf, j.lines, j.rows = b, uint64(n), 0
 	switch ev.Event.(type) {
 	case *replication.RowsEvent, *binlogstream.SnapshotRead:

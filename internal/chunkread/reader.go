@@ -280,6 +280,26 @@ func (r *Reader) Position() (Pos, error) {
 	return p, fmt.Errorf("read the binlog position: %w", err)
 }
 
+// KeyAfter reads, outside any transaction, the key of the row offset
+// places after the key after (nil: from the first; offset 0: the first
+// row after it), in the key's order: the key columns' values as Read
+// gives them, or nil when the table has no such row. It scans the key's
+// index only, to find where a range of rows ends before it is read.
+func (r *Reader) KeyAfter(t *Table, after []any, offset int) ([]any, error) {
+	q, err := t.KeyQuery(after, offset)
+	if err != nil {
+		return nil, err
+	}
+	var sl slab
+	var result mysql.Result
+	var key []any
+	err = r.conn.ExecuteSelectStreaming(q, &result, func(row []mysql.FieldValue) error {
+		key = sl.row(row, result.Fields, 0, nil)
+		return nil
+	}, nil)
+	return key, err
+}
+
 // selectRows streams the SELECT q into c.Rows.
 func (r *Reader) selectRows(t *Table, q string, c *Chunk) error {
 	var sl slab

@@ -141,6 +141,12 @@ func TestQuery(t *testing.T) {
 	}
 	_, err = tbl.Query(chunkread.Range{After: []any{int64(1), int64(2)}})
 	require.ErrorContains(t, err, "boundary of d.t has 2 values for a key of 1 columns")
+	q, err := tbl.KeyQuery([]any{int64(5)}, 99)
+	require.NoError(t, err)
+	require.Equal(t, "SELECT `a` FROM `d`.`t` FORCE INDEX (`PRIMARY`) WHERE `a` > 5 ORDER BY `a` LIMIT 1 OFFSET 99", q)
+	q, err = tbl.KeyQuery(nil, 0)
+	require.NoError(t, err)
+	require.Equal(t, "SELECT `a` FROM `d`.`t` FORCE INDEX (`PRIMARY`) ORDER BY `a` LIMIT 1", q)
 }
 
 // TestReadFloatsExactly: FLOAT and DOUBLE values read as the binlog

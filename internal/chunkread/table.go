@@ -189,7 +189,18 @@ type Range struct {
 
 // Query is the SELECT of rg's rows of t, in key order.
 func (t *Table) Query(rg Range) (string, error) {
-	q := "SELECT " + t.selectList + " FROM " + QuoteName(t.Schema, t.Name) + " FORCE INDEX (" + QuoteIdent(t.Index) + ")"
+	return t.query(t.selectList, rg, 0)
+}
+
+// KeyQuery is the SELECT of the key columns of the row offset places
+// after rg.After (0: the first after it), read from the key's index
+// alone.
+func (t *Table) KeyQuery(after []any, offset int) (string, error) {
+	return t.query(t.orderBy, Range{After: after, Limit: 1}, offset)
+}
+
+func (t *Table) query(list string, rg Range, offset int) (string, error) {
+	q := "SELECT " + list + " FROM " + QuoteName(t.Schema, t.Name) + " FORCE INDEX (" + QuoteIdent(t.Index) + ")"
 	var conds []string
 	if rg.After != nil {
 		cond, err := t.compare(rg.After, ">", false)
@@ -214,6 +225,9 @@ func (t *Table) Query(rg Range) (string, error) {
 	q += " ORDER BY " + t.orderBy
 	if rg.Limit > 0 {
 		q += " LIMIT " + strconv.Itoa(rg.Limit)
+	}
+	if offset > 0 {
+		q += " OFFSET " + strconv.Itoa(offset)
 	}
 	return q, nil
 }

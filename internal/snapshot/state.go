@@ -301,7 +301,13 @@ func (s *State) Delivered(name string, k Key) {
 // boundary becomes c.Hi, or the table is done after its last chunk. The
 // changes held at or before c.At are let go: later chunks are read at or
 // after it.
-func (s *State) Finish(c *Chunk) {
+func (s *State) Finish(c *Chunk) { s.FinishKeeping(c, nil) }
+
+// FinishKeeping is Finish for a table whose later chunks may be read
+// before c: the changes held after keep (when before c.At) are kept for
+// them, since a read made at or after keep folds in the changes after its
+// own position.
+func (s *State) FinishKeeping(c *Chunk, keep *Pos) {
 	t := s.tables[c.Table]
 	if t == nil || t.status != active {
 		return
@@ -311,11 +317,15 @@ func (s *State) Finish(c *Chunk) {
 		return
 	}
 	t.bound = c.Hi
-	if s.cfg.ComparePos(c.At, t.from) > 0 {
-		t.from = c.At
+	upTo := c.At
+	if keep != nil && s.cfg.ComparePos(*keep, upTo) < 0 {
+		upTo = *keep
+	}
+	if s.cfg.ComparePos(upTo, t.from) > 0 {
+		t.from = upTo
 	}
 	k := 0
-	for k < len(t.buf) && s.cfg.ComparePos(t.buf[k].Pos, c.At) <= 0 {
+	for k < len(t.buf) && s.cfg.ComparePos(t.buf[k].Pos, upTo) <= 0 {
 		k++
 	}
 	t.buf = slices.Delete(t.buf, 0, k)

@@ -461,3 +461,38 @@ func runModel(seed uint64, noFold bool) error {
 	}
 	return nil
 }
+
+// TestFinishKeeping: a chunk of the next range read before the chunk
+// delivered (two readers on one table) attaches with the changes after
+// its own read folded in when Finish kept them; Finish alone lets them
+// go, and the chunk must be read again.
+func TestFinishKeeping(t *testing.T) {
+	for _, keep := range []bool{true, false} {
+		s := New(testCfg)
+		s.Add("t")
+		s.Start("t", at(5), true)
+		b1, b2 := ik(10), ik(20)
+		first := &Chunk{Table: "t", Hi: &b1, At: at(9), Rows: []Row{{Key: ik(1), Data: "a"}}}
+		second := &Chunk{Table: "t", Lo: &b1, Hi: &b2, At: at(6), Rows: []Row{{Key: ik(15), Data: "x"}}}
+		s.Classify("t", Change{Pos: at(7), Kind: Update, Before: Row{Key: ik(15), Data: "x"}, After: Row{Key: ik(15), Data: "y"}})
+		if o, _ := s.Attach(first, at(9)); o != Ready {
+			t.Fatalf("first: %v", o)
+		}
+		if keep {
+			k := at(6)
+			s.FinishKeeping(first, &k)
+		} else {
+			s.Finish(first)
+		}
+		o, rows := s.Attach(second, at(9))
+		if !keep {
+			if o != Discard {
+				t.Fatalf("without keeping: %v, want Discard", o)
+			}
+			continue
+		}
+		if o != Ready || len(rows) != 1 || rows[0].Data != "y" {
+			t.Fatalf("kept: %v %+v, want the update at 7 folded in", o, rows)
+		}
+	}
+}

@@ -1,0 +1,152 @@
+package binlogstream_test
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/binlogstream/binlogstream"
+)
+
+// readersTables are tables of awkward keys for several readers on one
+// table: signed integers across the whole range, unsigned ones above the
+// signed range, a VARCHAR in a case- and accent-insensitive collation and
+// a composite key.
+var readersTables = map[string][]string{"app.si": {"id"}, "app.ui": {"id"}, "app.vk": {"k"}, "app.ck": {"a", "b"}}
+
+// readersUnderWrites snapshots readersTables with cfg while a writer
+// updates, deletes, inserts and moves keys of all four, with consumer
+// crashes, and returns the fold and the most reads in flight seen on one
+// table.
+func readersUnderWrites(t *testing.T, readers int, crashes int, noFold bool) (*snapFold, map[string]int, error) {
+	srv := snapServer(t)
+	srv.Exec(t, "CREATE DATABASE app", "USE app",
+		"CREATE TABLE si (id BIGINT PRIMARY KEY, v INT NOT NULL)",
+		"CREATE TABLE ui (id BIGINT UNSIGNED PRIMARY KEY, v INT NOT NULL)",
+		"CREATE TABLE vk (k VARCHAR(20) COLLATE utf8mb4_general_ci PRIMARY KEY, v INT NOT NULL)",
+		"CREATE TABLE ck (a VARCHAR(10) NOT NULL, b BIGINT NOT NULL, v INT NOT NULL, PRIMARY KEY (a, b))",
+		// -9e18 .. 9e18 in steps of 9e14, and both ends of BIGINT
+		"INSERT INTO si SELECT (CAST(seq AS SIGNED) - 10000) * 900000000000000, 0 FROM seq_0_to_20000",
+		"INSERT INTO si VALUES (-9223372036854775808, 0), (9223372036854775807, 0), (-1, 0), (1, 0)",
+		// 0 .. 1.8e19, half of them above the signed range
+		"INSERT INTO ui SELECT seq * 900000000000000, 0 FROM seq_0_to_20000",
+		"INSERT INTO ui VALUES (18446744073709551615, 0), (9223372036854775808, 0)",
+		"INSERT INTO vk SELECT CONCAT(ELT(1 + seq % 6, 'a', 'B', 'ä', 'Z', 'é ', '_'), seq), seq FROM seq_1_to_6000",
+		"INSERT INTO ck SELECT ELT(1 + seq % 4, 'x', 'Y', 'z', 'ß'), CAST(seq AS SIGNED) - 3000, 0 FROM seq_1_to_6000")
+	start := binlogstream.StartAt(masterPos(t, srv))
+	src := itSource(t, srv)
+	var names []string
+	for tn := range readersTables {
+		names = append(names, tn)
+	}
+	pats, err := binlogstream.ParseTablePatterns(strings.Join(names, ","))
+	require.NoError(t, err)
+
+	inflight := map[string]int{}
+	var mu sync.Mutex
+	defer binlogstream.SnapshotInflight(func(tn string, n int) {
+		mu.Lock()
+		inflight[tn] = max(inflight[tn], n)
+		mu.Unlock()
+	})()
+	if noFold {
+		binlogstream.SnapshotNoFold(true)
+		defer binlogstream.SnapshotNoFold(false)
+	}
+
+	f := newSnapFold(readersTables)
+	stopRun := make(chan struct{})
+	c := srv.Conn(t, "root")
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(stopRun) // the stream then runs to the server's position
+		rng := rand.New(rand.NewPCG(9, 10))
+		for i := range 4000 {
+			s := (int64(rng.IntN(20001)) - 10000) * 900000000000000
+			u := uint64(rng.IntN(20001)) * 900000000000000
+			n := rng.IntN(6000) + 1
+			p := []string{"a", "B", "ä", "Z", "é ", "_"}[rng.IntN(6)]
+			qs := []string{
+				fmt.Sprintf("UPDATE app.si SET v = v + 1 WHERE id = %d", s),
+				fmt.Sprintf("UPDATE app.si SET id = -id - 1 WHERE id = %d", s),
+				fmt.Sprintf("DELETE FROM app.si WHERE id = %d", s),
+				fmt.Sprintf("INSERT INTO app.si VALUES (%d, 1)", s+int64(i)+1),
+				fmt.Sprintf("UPDATE app.ui SET v = v + 1 WHERE id = %d", u),
+				fmt.Sprintf("UPDATE app.ui SET id = 18446744073709551615 - id WHERE id = %d", u),
+				fmt.Sprintf("DELETE FROM app.ui WHERE id = %d", u),
+				fmt.Sprintf("INSERT INTO app.ui VALUES (%d, 1)", u+uint64(i)+1),
+				fmt.Sprintf("UPDATE app.vk SET v = v + 1 WHERE k = '%s%d'", p, n),
+				fmt.Sprintf("UPDATE app.vk SET k = CONCAT('A', k) WHERE k = '%s%d'", p, n),
+				fmt.Sprintf("DELETE FROM app.vk WHERE k = '%s%d'", p, n),
+				fmt.Sprintf("INSERT INTO app.vk VALUES ('%sn%d', 1)", p, i),
+				fmt.Sprintf("UPDATE app.ck SET b = b + 7000, v = v + 1 WHERE b = %d", n-3000),
+				fmt.Sprintf("UPDATE app.ck SET a = 'X' WHERE b BETWEEN %d AND %d", n-3000, n-2970),
+				fmt.Sprintf("INSERT INTO app.ck VALUES ('a', %d, 1)", -100000-i),
+			}
+			if _, err := c.Execute(qs[rng.IntN(len(qs))]); err != nil && !strings.Contains(err.Error(), "Duplicate") {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	rng := rand.New(rand.NewPCG(11, 12))
+	token, crashed := start, 0
+	cfg := &binlogstream.SnapshotConfig{Tables: pats, ChunkRows: 97, Readers: readers}
+	for {
+		crash := func(binlogstream.Event) bool { return crashed < crashes && rng.IntN(3000) == 0 }
+		run := runSnapshot(t, src, token, cfg, f, crash, stopRun, nil)
+		if f.err != nil {
+			wg.Wait()
+			return f, inflight, f.err
+		}
+		token = run.token
+		if run.err == nil {
+			break
+		}
+		require.Equal(t, "crash", run.err.Error())
+		crashed++
+	}
+	wg.Wait()
+	for tn, k := range readersTables {
+		want := tableRows(t, srv, tn, k)
+		if !maps.Equal(want, f.rows[tn]) {
+			return f, inflight, fmt.Errorf("%s: the fold (%d rows) differs from the table (%d rows)", tn, len(f.rows[tn]), len(want))
+		}
+	}
+	t.Logf("readers %d: %d reads, %d row changes, %d crashes, most reads in flight per table %v", readers, f.reads, f.changes, crashed, inflight)
+	return f, inflight, nil
+}
+
+// TestSnapshotReadersOneTable: two readers read chunks of one table at
+// once, over awkward keys, under writes and crashes, and fold to the
+// table as one reader does.
+func TestSnapshotReadersOneTable(t *testing.T) {
+	one, inflight1, err := readersUnderWrites(t, 1, 4, false)
+	require.NoError(t, err)
+	for tn := range readersTables {
+		require.Equal(t, 1, inflight1[tn], tn)
+	}
+	two, inflight2, err := readersUnderWrites(t, 2, 4, false)
+	require.NoError(t, err)
+	for tn := range readersTables {
+		require.Equal(t, 2, inflight2[tn], "%s: two reads of one table in flight at once", tn)
+	}
+	// The same writes from the same seed: the same tables at the end.
+	require.Equal(t, one.rows, two.rows)
+}
+
+// TestSnapshotReadersNegativeControl: the same with two readers and the
+// chunks taken as read at the stream's point (no fold) ends different
+// from the table.
+func TestSnapshotReadersNegativeControl(t *testing.T) {
+	_, _, err := readersUnderWrites(t, 2, 0, true)
+	require.Error(t, err)
+	t.Log(err)
+}
