@@ -3,6 +3,8 @@ package binlogstream
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
 	"time"
 	"unsafe"
 
@@ -296,3 +298,13 @@ func SnapshotInflight(f func(table string, n int)) (undo func()) {
 	snapInflight = f
 	return func() { snapInflight = nil }
 }
+
+func init() {
+	// BINLOGSTREAM_TEST_SNAPSHOT_READERS=N runs every snapshot with at
+	// least N readers.
+	snapMinReaders, _ = strconv.Atoi(os.Getenv(SnapshotReadersEnv))
+}
+
+// SnapshotReadersEnv names the variable that sets the tests' least
+// SnapshotConfig.Readers.
+const SnapshotReadersEnv = "BINLOGSTREAM_TEST_SNAPSHOT_READERS"

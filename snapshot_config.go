@@ -23,7 +23,13 @@ type SnapshotConfig struct {
 	// ChunkRows is the rows per chunk read. 0 means DefaultChunkRows.
 	ChunkRows int
 	// Readers is how many chunk reads run at once (one connection each).
-	// 0 means 1.
+	// 0 means 1. Up to Readers tables are read at once, and with more
+	// than one reader the reads of one table overlap too: each read first
+	// finds where its range ends (the key ChunkRows rows on, an ordered
+	// read of the key's index) and the next read starts there. A range
+	// that rows were inserted into before its read holds up to twice
+	// ChunkRows rows; past that it ends early and the read after it is
+	// made again.
 	Readers int
 	// Keyless says what to do with a selected table that has no primary
 	// key and no UNIQUE key of NOT NULL columns, which cannot be read in
@@ -99,7 +105,7 @@ type SnapshotStats struct {
 	// Pending: it is never changed.
 	Tables  int
 	Pending []string
-	// Rows counts SnapshotRead events delivered.
+	// Rows counts SnapshotRead events delivered, moved once per chunk.
 	Rows uint64
 	// Chunks counts chunk reads; Rereads those whose read was discarded
 	// (read before the table's held changes begin) and read again.

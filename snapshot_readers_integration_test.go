@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -130,8 +131,10 @@ func readersUnderWrites(t *testing.T, readers int, crashes int, noFold bool) (*s
 func TestSnapshotReadersOneTable(t *testing.T) {
 	one, inflight1, err := readersUnderWrites(t, 1, 4, false)
 	require.NoError(t, err)
-	for tn := range readersTables {
-		require.Equal(t, 1, inflight1[tn], tn)
+	if os.Getenv(binlogstream.SnapshotReadersEnv) == "" {
+		for tn := range readersTables {
+			require.Equal(t, 1, inflight1[tn], tn)
+		}
 	}
 	two, inflight2, err := readersUnderWrites(t, 2, 4, false)
 	require.NoError(t, err)

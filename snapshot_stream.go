@@ -251,6 +251,11 @@ var snapNoFold bool
 // only then (no attach while the dump is quiet).
 var snapAnywhere bool
 
+// snapMinReaders: the tests' floor on SnapshotConfig.Readers
+// (BINLOGSTREAM_TEST_SNAPSHOT_READERS), to run every snapshot test with
+// several readers on each table.
+var snapMinReaders int
+
 // snapInflight, when set, sees a table's reads in flight each time one
 // is asked (the tests' SnapshotInflight).
 var snapInflight func(table string, n int)
@@ -293,6 +298,7 @@ func (d *snapDriver) reopen(ctx context.Context, from ResumePosition) error {
 	if err := d.cfg.validate(); err != nil {
 		return err
 	}
+	d.cfg.Readers = max(d.cfg.Readers, snapMinReaders)
 	d.src, d.meta, d.pattern = src, map[string]*snapTable{}, nil
 	d.paused = map[string]bool{}
 	d.reads, d.epoch = map[string]*tableReads{}, map[string]uint64{}
@@ -889,14 +895,23 @@ func (d *snapDriver) deliverChunk(ctx context.Context, listeners []Listener, t *
 	// The rows' events in two allocations per chunk, one header shared.
 	hdr := &replication.EventHeader{EventType: replication.UNKNOWN_EVENT}
 	bes, reads := make([]replication.BinlogEvent, len(rows)), make([]SnapshotRead, len(rows))
-	for i, row := range rows {
-		d.state.Delivered(t.id, row.Key)
+	// The counter of rows read is moved once per chunk.
+	delivered := 0
+	defer func() {
+		d.box.mu.Lock()
+		d.box.stats.Rows += uint64(delivered)
+		d.box.mu.Unlock()
+	}()
+	// Each row's position before it is the one the row before set.
+	before := d.host.ResumePosition()
+	for i := range rows {
+		row := &rows[i]
+		d.state.DeliveredAt(t.id, &row.Key)
 		if i == len(rows)-1 {
 			d.state.FinishKeeping(c, keep)
 			d.setRemaining() // the last row's listener sees the table read
 		}
 		d.dirty = true
-		before := d.host.ResumePosition()
 		r := before
 		r.snap = d.token()
 		reads[i].Row = row.Data.([]any)
@@ -912,9 +927,8 @@ func (d *snapDriver) deliverChunk(ctx context.Context, listeners []Listener, t *
 		}
 		d.host.countProgress(r)
 		d.host.setResume(r)
-		d.box.mu.Lock()
-		d.box.stats.Rows++
-		d.box.mu.Unlock()
+		before = r
+		delivered++
 	}
 	if len(rows) == 0 {
 		d.state.FinishKeeping(c, keep)

@@ -98,9 +98,16 @@ type State struct {
 	// cursor is the last table started from the caller's patterns, in name
 	// order: every pattern table that sorts after it is still to start.
 	cursor string
-	// names is Append's scratch list of the tables it writes: a token
-	// is made for every row delivered.
-	names []string
+	// listed is the tables Append writes, by name, once made (listOK):
+	// a token is made for every row delivered, and the list changes only
+	// when a table is added, started or done.
+	listed []listedTable
+	listOK bool
+}
+
+type listedTable struct {
+	name string
+	t    *table
 }
 
 type status uint8
@@ -131,6 +138,7 @@ func New(cfg Config) *State {
 func (s *State) Add(name string) {
 	if t := s.tables[name]; t == nil || t.status == done {
 		s.tables[name] = &table{}
+		s.listOK = false
 	}
 }
 
@@ -149,6 +157,7 @@ func (s *State) Start(name string, at Pos, fromPatterns bool) {
 	if fromPatterns && name > s.cursor {
 		s.cursor = name
 	}
+	s.listOK = false
 }
 
 // Cursor is the last table started from the caller's patterns ("" none).
@@ -193,6 +202,7 @@ func (s *State) Done(name string) bool {
 func (s *State) End(name string) {
 	if t := s.tables[name]; t != nil {
 		t.status, t.bound, t.buf = done, nil, nil
+		s.listOK = false
 	}
 }
 
@@ -291,9 +301,15 @@ func (s *State) sameKey(a, b *Key) bool {
 // Delivered records that the row with key k of table name was delivered:
 // the table's boundary, for a token taken inside a chunk's delivery.
 func (s *State) Delivered(name string, k Key) {
+	kk := k
+	s.DeliveredAt(name, &kk)
+}
+
+// DeliveredAt is Delivered with the key at k, which is not written again
+// (a row of the chunk being delivered): no copy is made.
+func (s *State) DeliveredAt(name string, k *Key) {
 	if t := s.tables[name]; t != nil && t.status == active {
-		kk := k
-		t.bound = &kk
+		t.bound = k
 	}
 }
 
@@ -314,6 +330,7 @@ func (s *State) FinishKeeping(c *Chunk, keep *Pos) {
 	}
 	if c.Hi == nil {
 		t.status, t.bound, t.buf = done, nil, nil
+		s.listOK = false
 		return
 	}
 	t.bound = c.Hi

@@ -50,19 +50,22 @@ type SavedTable struct {
 
 // Append appends the encoding of s's progress to b.
 func (s *State) Append(b []byte) []byte {
-	names := s.names[:0]
-	for n, t := range s.tables {
-		if t.status != done || n > s.cursor {
-			names = append(names, n)
+	if !s.listOK {
+		s.listed = s.listed[:0]
+		for n, t := range s.tables {
+			if t.status != done || n > s.cursor {
+				s.listed = append(s.listed, listedTable{n, t})
+			}
 		}
+		sort.Slice(s.listed, func(i, j int) bool { return s.listed[i].name < s.listed[j].name })
+		s.listOK = true
 	}
-	sort.Strings(names)
 	b = append(b, tokenVersion)
 	b = appendString(b, s.cursor)
-	b = binary.AppendUvarint(b, uint64(len(names)))
-	for _, n := range names {
-		t := s.tables[n]
-		b = appendString(b, n)
+	b = binary.AppendUvarint(b, uint64(len(s.listed)))
+	for _, l := range s.listed {
+		t := l.t
+		b = appendString(b, l.name)
 		switch {
 		case t.status == done:
 			b = append(b, stateDone)
@@ -76,7 +79,6 @@ func (s *State) Append(b []byte) []byte {
 			}
 		}
 	}
-	s.names = names[:0]
 	return b
 }
 

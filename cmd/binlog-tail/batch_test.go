@@ -1,0 +1,58 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/go-mysql-org/go-mysql/replication"
+	"github.com/stretchr/testify/require"
+
+	"github.com/binlogstream/binlogstream"
+)
+
+// TestSnapshotReadsBatched: a chunk's reads cross the pipeline in
+// batches of readBatch, and an event that comes while a batch is open
+// (here a progress line in the middle of a chunk) is written after the
+// reads before it: the lines keep the order of the events.
+func TestSnapshotReadsBatched(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "out.jsonl")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	defer f.Close()
+	tr := &tailer{f: f, w: bufio.NewWriter(f), stop: func() {}}
+	tr.startPipeline()
+	tbl := &binlogstream.Table{Schema: "d", Name: "t", Columns: []binlogstream.Column{{Name: "id", Type: "bigint", DataType: "bigint"}}}
+	hdr := &replication.EventHeader{EventType: replication.UNKNOWN_EVENT}
+	at := binlogstream.Position{File: "b.000001", Offset: 4}
+	read := func(i int, end bool) binlogstream.Event {
+		be := &replication.BinlogEvent{Header: hdr, Event: &binlogstream.SnapshotRead{Row: []any{int64(i)}, ChunkEnd: end}}
+		return binlogstream.Event{BinlogEvent: be, Start: at, End: at, Resume: binlogstream.StartAt(at), Table: tbl}
+	}
+	const chunk = 2*readBatch + 10
+	var want []string
+	for i := range chunk {
+		if i == readBatch+5 {
+			pr := &replication.BinlogEvent{Header: hdr, Event: &binlogstream.Progress{}}
+			require.NoError(t, tr.onEvent(context.Background(), binlogstream.Event{BinlogEvent: pr, Start: at, End: at, Resume: binlogstream.StartAt(at)}))
+			want = append(want, "progress")
+		}
+		require.NoError(t, tr.onEvent(context.Background(), read(i, i == chunk-1)))
+		want = append(want, `"row":[`+strconv.Itoa(i)+`]`)
+	}
+	require.Nil(t, tr.batch, "the chunk's end hands its last batch on")
+	tr.stopPipeline()
+	require.NoError(t, tr.w.Flush())
+	out, err := os.ReadFile(path)
+	require.NoError(t, err)
+	lines := bytes.Split(bytes.TrimSuffix(out, []byte("\n")), []byte("\n"))
+	require.Len(t, lines, len(want))
+	for i, w := range want {
+		require.Contains(t, string(lines[i]), w, "line %d", i)
+	}
+	require.Equal(t, uint64(chunk), tr.rows.Load())
+}
