@@ -747,6 +747,9 @@ func (t *tailer) queueRead(ev binlogstream.Event, chunkEnd bool) error {
 	if chunkEnd || len(t.batch.more)+1 >= readBatch {
 		t.flushReads()
 	}
+	if !chunkEnd {
+		return nil // a snapshot ends at a chunk's end: the target waits for it
+	}
 	return t.checkTarget(&ev)
 }
 
