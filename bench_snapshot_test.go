@@ -50,6 +50,11 @@ const snapChunkRowsEnv = "BINLOGSTREAM_BENCH_CHUNK_ROWS"
 // and binlog-tail's over them.
 const snapBaselineEnv = "BINLOGSTREAM_BENCH_BASELINE_TAIL"
 
+// snapBaselineReadersEnv, when set, is the --snapshot-readers of the
+// baseline's runs (unset: the same as binlog-tail's): with the baseline
+// the same binary, it compares reader counts in turns.
+const snapBaselineReadersEnv = "BINLOGSTREAM_BENCH_BASELINE_READERS"
+
 // BenchmarkRealSnapshot: binlog-tail --snapshot --stop-at-current of a
 // 1M-row table to a file against `mariadb-dump --single-transaction
 // --quick` of the same table to a file, in turns, with one chunk reader
@@ -73,8 +78,12 @@ func BenchmarkRealSnapshot(b *testing.B) {
 				runTail := func(bin, name string) (time.Duration, time.Duration) {
 					os.Remove(out)
 					os.Remove(out + ".schema")
+					n := strconv.Itoa(readers)
+					if r := os.Getenv(snapBaselineReadersEnv); r != "" && name == "baseline" {
+						n = r
+					}
 					args := []string{"--dsn", s.DSN(s.ReplUser()), "--out", out, "--start", "current", "--stop-at-current",
-						"--snapshot", "--tables", "snap.t", "--snapshot-readers", strconv.Itoa(readers), "--quiet", "--server-id", "506"}
+						"--snapshot", "--tables", "snap.t", "--snapshot-readers", n, "--quiet", "--server-id", "506"}
 					if n := os.Getenv(snapChunkRowsEnv); n != "" {
 						args = append(args, "--snapshot-chunk-rows", n)
 					}
