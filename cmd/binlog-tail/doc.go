@@ -82,7 +82,9 @@
 //     binlogstream.SnapshotConfig); a row's changes all come after its read
 //     line. --stop-at-current also waits for every table to be read.
 //     --snapshot-readers N and --snapshot-chunk-rows N set how many chunk
-//     reads run at once and the rows per chunk (0: the library's defaults).
+//     reads run at once, on several tables and with N above 1 on one
+//     table too (default 1), and the rows per chunk (0: the library's
+//     defaults).
 //     A selected table with no primary key and no UNIQUE key of NOT NULL
 //     columns cannot be read in chunks: by default (--snapshot-keyless
 //     refuse) binlog-tail exits 1 at start, before any line, naming every
