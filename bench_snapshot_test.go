@@ -70,7 +70,7 @@ func BenchmarkRealSnapshot(b *testing.B) {
 	cpu := func(cmd *exec.Cmd) time.Duration { return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime() }
 	for _, readers := range []int{1, 2} {
 		b.Run(fmt.Sprintf("readers-%d", readers), func(b *testing.B) {
-			var tail, dump, tailCPU, dumpCPU, base, baseCPU, tailSrv, dumpSrv time.Duration
+			var tail, dump, tailCPU, dumpCPU, base, baseCPU, tailSrv, dumpSrv, baseSrv time.Duration
 			baseline := os.Getenv(snapBaselineEnv)
 			runs := 0
 			for b.Loop() {
@@ -96,9 +96,11 @@ func BenchmarkRealSnapshot(b *testing.B) {
 					return time.Since(t0), cpu(cmd)
 				}
 				if baseline != "" {
+					srv0 := procCPU(b, s.PID())
 					w, c := runTail(baseline, "baseline")
 					base += w
 					baseCPU += c
+					baseSrv += procCPU(b, s.PID()) - srv0
 				}
 				srv0 := procCPU(b, s.PID())
 				w, c := runTail(bin, "snapshot")
@@ -137,6 +139,7 @@ func BenchmarkRealSnapshot(b *testing.B) {
 			b.ReportMetric(snapBenchRows*n/tail.Seconds(), "binlog-tail-rows/s")
 			if baseline != "" {
 				b.ReportMetric(baseCPU.Seconds()/n, "baseline-cpu-s")
+				b.ReportMetric(baseSrv.Seconds()/n, "baseline-server-cpu-s")
 				b.ReportMetric(tail.Seconds()/base.Seconds(), "binlog-tail/baseline")
 				b.ReportMetric(tailCPU.Seconds()/baseCPU.Seconds(), "binlog-tail-cpu/baseline")
 				b.ReportMetric(base.Seconds()/dump.Seconds(), "baseline/mariadb-dump")
