@@ -685,6 +685,9 @@ func (s *BinlogStreamer) handle(ctx context.Context, listeners []Listener, be *r
 		return err
 	}
 	ev := Event{BinlogEvent: be, Start: d.start, End: d.end, GTID: d.gtid, Resume: d.after, before: d.before, Table: table}
+	if s.sch != nil && s.sch.ddl != nil {
+		ev.DDL, s.sch.ddl = s.sch.ddl, nil
+	}
 	if arena != nil {
 		ev.arena, ev.arenaGen = arena, arena.Gen()
 	}

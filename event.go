@@ -48,6 +48,11 @@ type Event struct {
 	// the Table_map's column types and why the names are unknown. One
 	// *Table is shared by every event of one table version.
 	Table *Table
+	// DDL lists, for a DDL statement the schema history follows, each
+	// table it created, altered, renamed or dropped, as the history has
+	// it after the statement (nil for other events, and when the stream
+	// keeps no schema history).
+	DDL []TableChange
 
 	before ResumePosition
 

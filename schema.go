@@ -56,6 +56,20 @@ type Table struct {
 	Unknown string
 }
 
+// TableChange is one table a DDL statement touched (Event.DDL).
+type TableChange struct {
+	Schema, Name string
+	// Table is the table after the statement, its Columns the declared
+	// ones (without MariaDB's implicit system-versioning columns and the
+	// hidden columns of long unique keys); nil when the statement dropped
+	// it or renamed it away, or when the history cannot prove its layout
+	// (Unknown says why).
+	Table *Table
+	// Charset is the table's default charset, "" when not known.
+	Charset string
+	Unknown string
+}
+
 // Known reports whether the column names are known (Source is not
 // SchemaUnknown).
 func (t *Table) Known() bool { return t != nil && t.Source != SchemaUnknown }

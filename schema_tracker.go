@@ -3,6 +3,7 @@ package binlogstream
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/binlogstream/binlogstream/internal/charset"
@@ -263,6 +264,9 @@ type schemaTracker struct {
 	byID  map[uint64]*tableEntry
 	idOf  map[ddl.Key]uint64
 	noLog string // why a table without history is unknown
+	// ddl is what the last event observed changed, when it was a DDL
+	// statement (Event.DDL).
+	ddl []TableChange
 }
 
 type tableEntry struct {
@@ -287,6 +291,7 @@ func newSchemaTracker(flavor string, h *schema.History, applied map[string]bool,
 // a record to persist, before the event is acknowledged, for a DDL
 // statement not yet in the history.
 func (st *schemaTracker) observe(be *replication.BinlogEvent, d *decision) (*Table, *SchemaRecord, error) {
+	st.ddl = nil
 	if st.pending != nil {
 		if err := st.maybeInstall(be, d); err != nil {
 			return nil, nil, err
@@ -318,6 +323,7 @@ func (st *schemaTracker) observe(be *replication.BinlogEvent, d *decision) (*Tab
 			Statement: historyStatement(queryText(e, st.flavor), e.StatusVars)}
 		k := rec.key()
 		if st.applied[k] {
+			st.ddl = st.tableChanges(ddl.Targets(rec.Database, rec.Statement))
 			return nil, nil, nil
 		}
 		st.hist.Version++
@@ -327,13 +333,41 @@ func (st *schemaTracker) observe(be *replication.BinlogEvent, d *decision) (*Tab
 				rec.ServerCharset = charset.Normalize(cs)
 			}
 		}
-		if _, err := applyRecord(st.hist, rec); err != nil {
+		ch, err := applyRecord(st.hist, rec)
+		if err != nil {
 			return nil, nil, fmt.Errorf("%w (at %s)", err, d.start)
 		}
 		st.applied[k] = true
+		st.ddl = st.tableChanges(ch.Touched)
 		return nil, rec, nil
 	}
 	return nil, nil, nil
+}
+
+// tableChanges describes the tables keys name as the history has them
+// now, each once.
+func (st *schemaTracker) tableChanges(keys []ddl.Key) []TableChange {
+	out := make([]TableChange, 0, len(keys))
+	seen := map[ddl.Key]bool{}
+	for _, k := range keys {
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		tc := TableChange{Schema: k.Schema, Name: k.Name, Unknown: st.hist.Unknown[k]}
+		if h := st.hist.Tables[k]; h != nil {
+			t := &Table{Schema: k.Schema, Name: k.Name, Columns: slices.Clone(h.Columns()), Source: SchemaFromHistory}
+			for _, name := range h.RowPK() {
+				if i := schema.ColumnIndex(t.Columns, name); i >= 0 {
+					t.PrimaryKey = append(t.PrimaryKey, i)
+					t.Columns[i].Nullable = false // a primary key's columns are NOT NULL
+				}
+			}
+			tc.Table, tc.Charset = t, h.Charset()
+		}
+		out = append(out, tc)
+	}
+	return out
 }
 
 // keepSecrets, set by tests only, stores statements as the binlog has

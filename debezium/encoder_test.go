@@ -226,11 +226,12 @@ func TestDecimalModes(t *testing.T) {
 func TestGolden(t *testing.T) {
 	tbl := typesTable()
 	small := &binlogstream.Table{Schema: "app", Name: "kv", PrimaryKey: []int{0}, Source: binlogstream.SchemaFromHistory,
-		Columns: []binlogstream.Column{col("k", "int", "int", notNull), col("v", "varchar(10)", "varchar", func(c *binlogstream.Column) { c.Charset = "utf8mb4" })}}
+		Columns: []binlogstream.Column{col("k", "int", "int", notNull), col("v", "varchar(10)", "varchar", func(c *binlogstream.Column) { c.Charset, c.Length = "utf8mb4", 10 })}}
 	evs := func() []binlogstream.Event {
 		return []binlogstream.Event{
 			readEvent(small, []any{int32(0), "read"}),
-			queryEvent("app", "CREATE TABLE kv (k INT PRIMARY KEY, v VARCHAR(10))", 50),
+			ddlEvent("CREATE TABLE kv (k INT PRIMARY KEY, v VARCHAR(10))", 50,
+				binlogstream.TableChange{Schema: "app", Name: "kv", Table: small, Charset: "utf8mb4"}),
 			gtidEvent("0-1-5", 100),
 			rowsEvent(replication.WRITE_ROWS_EVENTv2, tbl, "0-1-5", 200, typesRow()),
 			rowsEvent(replication.WRITE_ROWS_EVENTv2, small, "0-1-5", 300, []any{int32(1), "a"}, []any{int32(2), "b"}),

@@ -108,11 +108,31 @@ const (
 		`{"type":"struct","fields":[` +
 		`{"type":"string","optional":true,"field":"defaultCharsetName"},` +
 		`{"type":"array","items":{"type":"string","optional":false},"optional":true,"field":"primaryKeyColumnNames"},` +
+		`{"type":"array","items":` + tableColumnSchema + `,"optional":false,"field":"columns"},` +
 		`{"type":"string","optional":true,"field":"comment"}` +
 		`],"optional":true,"name":"io.debezium.connector.schema.Table","version":1,"field":"table"}` +
 		`],"optional":false,"name":"io.debezium.connector.schema.Change","version":1},"optional":false,"field":"tableChanges"}` +
 		`],"optional":false,"name":"io.debezium.connector.mysql.SchemaChangeValue","version":1}`
 )
+
+// tableColumnSchema is a column's struct in a schema change's table.
+const tableColumnSchema = `{"type":"struct","fields":[` +
+	`{"type":"string","optional":false,"field":"name"},` +
+	`{"type":"int32","optional":false,"field":"jdbcType"},` +
+	`{"type":"int32","optional":true,"field":"nativeType"},` +
+	`{"type":"string","optional":false,"field":"typeName"},` +
+	`{"type":"string","optional":true,"field":"typeExpression"},` +
+	`{"type":"string","optional":true,"field":"charsetName"},` +
+	`{"type":"int32","optional":true,"field":"length"},` +
+	`{"type":"int32","optional":true,"field":"scale"},` +
+	`{"type":"int32","optional":false,"field":"position"},` +
+	`{"type":"boolean","optional":true,"field":"optional"},` +
+	`{"type":"boolean","optional":true,"field":"autoIncremented"},` +
+	`{"type":"boolean","optional":true,"field":"generated"},` +
+	`{"type":"string","optional":true,"field":"comment"},` +
+	`{"type":"string","optional":true,"field":"defaultValueExpression"},` +
+	`{"type":"array","items":{"type":"string","optional":false},"optional":true,"field":"enumValues"}` +
+	`],"optional":false,"name":"io.debezium.connector.schema.Column","version":1}`
 
 // appendSchemaChange appends the schema-change event of a statement, with
 // its secrets masked, to the topic named by the topic prefix.
@@ -153,7 +173,13 @@ func (e *Encoder) appendSchemaChange(recs []Record, ev *binlogstream.Event, q *r
 			v = append(v, kind...)
 			v = append(v, `","id":`...)
 			v = appendString(v, `"`+k.Schema+`"."`+k.Name+`"`)
-			v = append(v, `,"table":null}`...)
+			v = append(v, `,"table":`...)
+			if tc := changed(ev.DDL, k.Schema, k.Name); kind != "DROP" && tc != nil && tc.Table != nil {
+				v = appendTable(v, tc)
+			} else {
+				v = append(v, "null"...)
+			}
+			v = append(v, '}')
 		}
 	}
 	v = append(v, "]}"...)

@@ -35,7 +35,9 @@ type Column struct {
 	Charset, Collation string
 	// Elems are the members of ENUM and SET, when known.
 	Elems []string
-	// Nullable comes from the Table_map, so it is always known.
+	// Nullable comes from the Table_map, so it is always known for a rows
+	// event's table; a table of the history alone has it from its DDL
+	// (NULL unless NOT NULL or PRIMARY KEY) or snapshot.
 	Nullable bool
 	// Generated is true for a generated (virtual or stored) column.
 	Generated bool

@@ -139,7 +139,7 @@ func namesCharset(cd *ast.ColumnDef) bool {
 
 func columnFromDef(cd *ast.ColumnDef, tableCharset string) (Column, bool) {
 	ft := cd.Tp
-	c := Column{Name: cd.Name.Name.O, Unsigned: pmysql.HasUnsignedFlag(ft.GetFlag())}
+	c := Column{Name: cd.Name.Name.O, Unsigned: pmysql.HasUnsignedFlag(ft.GetFlag()), Nullable: true}
 	cs, coll := ft.GetCharset(), ft.GetCollate()
 	pk := false
 	for _, o := range cd.Options {
@@ -147,7 +147,11 @@ func columnFromDef(cd *ast.ColumnDef, tableCharset string) (Column, bool) {
 		case ast.ColumnOptionCollate:
 			coll = o.StrValue
 		case ast.ColumnOptionPrimaryKey:
-			pk = true
+			pk, c.Nullable = true, false
+		case ast.ColumnOptionNotNull:
+			c.Nullable = false
+		case ast.ColumnOptionNull:
+			c.Nullable = true
 		case ast.ColumnOptionGenerated:
 			c.Generated = true
 		}

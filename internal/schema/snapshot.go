@@ -40,6 +40,9 @@ func (t *Table) AddUniqueKey(name string, cols []string, subParts []int, hash bo
 // hidden ones RowCols adds. The caller must not modify them.
 func (t *Table) Columns() []Column { return t.cols }
 
+// Charset is the table's default charset ("" when not known).
+func (t *Table) Charset() string { return t.charset }
+
 // Versioned reports whether the table has MariaDB system versioning with
 // implicit row_start and row_end columns.
 func (t *Table) Versioned() bool { return t.versioned }
