@@ -69,7 +69,8 @@ type Options struct {
 	// TransactionMetadata adds Debezium's transaction metadata events
 	// (provide.transaction.metadata) on the topic PREFIX.transaction: a
 	// BEGIN before a transaction's first change event, an END with its
-	// counts when it commits. Not with Schemas.
+	// counts when it commits; with Schemas, their keys and values carry
+	// their schemas too.
 	TransactionMetadata bool
 }
 
@@ -98,9 +99,6 @@ func (o *Options) validate() error {
 	case BinaryBytes, BinaryBase64, BinaryBase64URLSafe, BinaryHex:
 	default:
 		return fmt.Errorf("debezium: binary handling %q: want bytes, base64, base64-url-safe or hex", o.BinaryHandling)
-	}
-	if o.TransactionMetadata && o.Schemas {
-		return errors.New("debezium: transaction metadata events are written without schemas only")
 	}
 	return nil
 }
@@ -413,9 +411,10 @@ func (e *Encoder) appendTxnEnd(recs []Record, ev *binlogstream.Event) []Record {
 }
 
 // txnEvent is a transaction metadata event of the transaction in flight:
-// its key {"id"}, its value status, id, ts_ms and, for END, event_count
-// and data_collections (per table, by name). row is the Record's Row:
-// a BEGIN goes with its row change's records.
+// its key {"id"}, its value status, id, for END event_count and
+// data_collections (per table, by name), and ts_ms, in the order of
+// Debezium's TransactionMetadataValue schema. row is the Record's Row: a
+// BEGIN goes with its row change's records.
 func (e *Encoder) txnEvent(status string, ts int64, row int) Record {
 	tx := &e.state.Txn
 	key := appendString([]byte(`{"id":`), tx.ID)
@@ -423,10 +422,8 @@ func (e *Encoder) txnEvent(status string, ts int64, row int) Record {
 	v := append([]byte(`{"status":"`), status...)
 	v = append(v, `","id":`...)
 	v = appendString(v, tx.ID)
-	v = append(v, `,"ts_ms":`...)
-	v = strconv.AppendInt(v, ts, 10)
 	if status == "BEGIN" {
-		v = append(v, `,"event_count":null,"data_collections":null}`...)
+		v = append(v, `,"event_count":null,"data_collections":null`...)
 	} else {
 		v = append(v, `,"event_count":`...)
 		v = strconv.AppendInt(v, tx.Total, 10)
@@ -446,7 +443,14 @@ func (e *Encoder) txnEvent(status string, ts int64, row int) Record {
 			v = strconv.AppendInt(v, tx.Tables[n], 10)
 			v = append(v, '}')
 		}
-		v = append(v, "]}"...)
+		v = append(v, ']')
+	}
+	v = append(v, `,"ts_ms":`...)
+	v = strconv.AppendInt(v, ts, 10)
+	v = append(v, '}')
+	if e.opts.Schemas {
+		key = withSchema([]byte(txnKeySchema), key)
+		v = withSchema([]byte(txnValueSchema), v)
 	}
 	return Record{Topic: e.opts.TopicPrefix + "." + TransactionTopicSuffix, Key: key, Value: v, Row: row, Last: row < 0}
 }

@@ -45,6 +45,22 @@ const transactionSchema = `{"type":"struct","fields":[` +
 	`{"type":"int64","optional":false,"field":"data_collection_order"}` +
 	`],"optional":true,"name":"event.block","version":1,"field":"transaction"}`
 
+// The transaction metadata events' key and value schemas.
+const (
+	txnKeySchema = `{"type":"struct","fields":[{"type":"string","optional":false,"field":"id"}],` +
+		`"optional":false,"name":"io.debezium.connector.common.TransactionMetadataKey","version":1}`
+	txnValueSchema = `{"type":"struct","fields":[` +
+		`{"type":"string","optional":false,"field":"status"},` +
+		`{"type":"string","optional":false,"field":"id"},` +
+		`{"type":"int64","optional":true,"field":"event_count"},` +
+		`{"type":"array","items":{"type":"struct","fields":[` +
+		`{"type":"string","optional":false,"field":"data_collection"},` +
+		`{"type":"int64","optional":false,"field":"event_count"}` +
+		`],"optional":true,"name":"event.collection","version":1},"optional":true,"field":"data_collections"},` +
+		`{"type":"int64","optional":false,"field":"ts_ms"}` +
+		`],"optional":false,"name":"io.debezium.connector.common.TransactionMetadataValue","version":1}`
+)
+
 // keySchema: the primary key's columns, none optional.
 func keySchema(te *tableEnc, t *binlogstream.Table) []byte {
 	if te.pk == nil {

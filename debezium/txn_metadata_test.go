@@ -1,6 +1,11 @@
 package debezium_test
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/go-mysql-org/go-mysql/replication"
@@ -35,13 +40,76 @@ func TestTransactionMetadata(t *testing.T) {
 	}
 	assert.Equal(t, []string{"binlog.transaction", "binlog.app.kv", "binlog.app.kv", "binlog.app.kv", "binlog.app.kv", "binlog.transaction", "binlog"}, topics)
 	assert.Equal(t, `{"id":"0-1-5"}`, string(recs[0].Key))
-	assert.Equal(t, `{"status":"BEGIN","id":"0-1-5","ts_ms":1700000000000,"event_count":null,"data_collections":null}`, string(recs[0].Value))
-	assert.Equal(t, `{"status":"END","id":"0-1-5","ts_ms":1700000000000,"event_count":3,"data_collections":[{"data_collection":"app.kv","event_count":3}]}`,
+	assert.Equal(t, `{"status":"BEGIN","id":"0-1-5","event_count":null,"data_collections":null,"ts_ms":1700000000000}`, string(recs[0].Value))
+	assert.Equal(t, `{"status":"END","id":"0-1-5","event_count":3,"data_collections":[{"data_collection":"app.kv","event_count":3}],"ts_ms":1700000000000}`,
 		string(recs[5].Value))
 	assert.Equal(t, `{"id":"0-1-5"}`, string(recs[5].Key))
 
 	plain := encode(t, debezium.Options{}, evs...)
 	assert.Len(t, plain, len(recs)-2, "no transaction events without the option")
-	_, err := debezium.NewEncoder(debezium.Options{TransactionMetadata: true, Schemas: true})
-	require.Error(t, err)
+}
+
+// TestTransactionMetadataGolden: the transaction metadata events without
+// and with Schemas, as Kafka Connect's JsonConverter writes Debezium's
+// TransactionMetadataKey and TransactionMetadataValue (the fields in the
+// schema's order: status, id, event_count, data_collections of
+// event.collection structs, ts_ms), in testdata/txn*.golden (go test
+// -update rewrites them). With Schemas every key and value is
+// {"schema","payload"} and the payload is the event without schemas.
+func TestTransactionMetadataGolden(t *testing.T) {
+	tbl := &binlogstream.Table{Schema: "app", Name: "kv", PrimaryKey: []int{0}, Source: binlogstream.SchemaFromHistory,
+		Columns: []binlogstream.Column{col("k", "int", "int", notNull), col("v", "varchar(10)", "varchar", nil)}}
+	other := &binlogstream.Table{Schema: "app", Name: "log", Source: binlogstream.SchemaFromHistory,
+		Columns: []binlogstream.Column{col("m", "text", "text", nil)}}
+	evs := []binlogstream.Event{
+		gtidEvent("0-1-5", 100),
+		rowsEvent(replication.WRITE_ROWS_EVENTv1, tbl, "0-1-5", 150, []any{int32(1), "a"}),
+		rowsEvent(replication.WRITE_ROWS_EVENTv1, other, "0-1-5", 200, []any{"hello"}),
+		xidEvent(350),
+	}
+	golden := map[bool][]debezium.Record{}
+	for _, schemas := range []bool{false, true} {
+		name := "txn"
+		if schemas {
+			name = "txn-schemas"
+		}
+		t.Run(name, func(t *testing.T) {
+			var txn []debezium.Record
+			for _, r := range encode(t, debezium.Options{TransactionMetadata: true, Schemas: schemas}, evs...) {
+				if r.Topic == "binlog.transaction" {
+					txn = append(txn, r)
+				}
+			}
+			require.Len(t, txn, 2, "a BEGIN and an END")
+			golden[schemas] = txn
+			var b bytes.Buffer
+			for _, r := range txn {
+				require.True(t, json.Valid(r.Key) && json.Valid(r.Value), "%s %s", r.Key, r.Value)
+				fmt.Fprintf(&b, "%s\t%s\t%s\n", r.Topic, r.Key, r.Value)
+			}
+			path := filepath.Join("testdata", name+".golden")
+			if *update {
+				require.NoError(t, os.WriteFile(path, b.Bytes(), 0o644))
+			}
+			want, err := os.ReadFile(path)
+			require.NoError(t, err)
+			assert.Equal(t, string(want), b.String())
+		})
+	}
+	for i, r := range golden[true] {
+		var k, v struct {
+			Schema struct {
+				Name    string
+				Version int
+			}
+			Payload json.RawMessage
+		}
+		require.NoError(t, json.Unmarshal(r.Key, &k))
+		require.NoError(t, json.Unmarshal(r.Value, &v))
+		assert.Equal(t, "io.debezium.connector.common.TransactionMetadataKey", k.Schema.Name)
+		assert.Equal(t, "io.debezium.connector.common.TransactionMetadataValue", v.Schema.Name)
+		assert.Equal(t, 1, v.Schema.Version)
+		assert.Equal(t, string(golden[false][i].Key), string(k.Payload), "the key's payload")
+		assert.Equal(t, string(golden[false][i].Value), string(v.Payload), "the value's payload")
+	}
 }

@@ -15,7 +15,8 @@ import (
 // transaction with change events, in turn; the END's event_count and
 // data_collections count the change events whose transaction.id is its
 // id (tombstones, DDL and statements have none). Without the flag the
-// topic is not written.
+// topic is not written; with --schemas its keys and values carry their
+// schemas.
 func TestKafkaTransactionTopic(t *testing.T) {
 	s, start := setupSource(t)
 	s.Exec(t, "USE d", "CREATE TABLE o (k INT PRIMARY KEY, v INT)",
@@ -98,4 +99,25 @@ func TestKafkaTransactionTopic(t *testing.T) {
 	k2 := startKafka(t)
 	finish(t, k2.args(s, start, "--format", "debezium"))
 	assert.NotContains(t, k2.c.Topics(t, k2.prefix), k2.prefix+".transaction")
+
+	// With --schemas the same events, each key and value as
+	// {"schema","payload"} (JsonConverter with schemas.enable=true).
+	k3 := startKafka(t)
+	finish(t, k3.args(s, start, "--format", "debezium", "--transaction-topic", "--schemas"))
+	var withSchemas []txnEvent
+	for _, r := range k3.c.ReadCommitted(t, k3.prefix+".transaction") {
+		var key, value struct {
+			Schema  struct{ Name string }
+			Payload json.RawMessage
+		}
+		require.NoError(t, json.Unmarshal(r.Key, &key))
+		require.NoError(t, json.Unmarshal(r.Value, &value))
+		assert.Equal(t, "io.debezium.connector.common.TransactionMetadataKey", key.Schema.Name)
+		assert.Equal(t, "io.debezium.connector.common.TransactionMetadataValue", value.Schema.Name)
+		var e txnEvent
+		require.NoError(t, json.Unmarshal(value.Payload, &e))
+		assert.Equal(t, fmt.Sprintf(`{"id":%q}`, e.ID), string(key.Payload))
+		withSchemas = append(withSchemas, e)
+	}
+	assert.Equal(t, events, withSchemas, "the payloads are the events without --schemas")
 }

@@ -56,9 +56,6 @@ func (f *kafkaFlags) check(nats string, set map[string]bool) error {
 	if err != nil {
 		return err
 	}
-	if f.TransactionTopic && f.Schemas {
-		return errors.New("--transaction-topic writes its events without schemas: leave out --schemas")
-	}
 	if format == publish.FormatLines {
 		for _, name := range []string{"decimal-handling", "schemas", "no-tombstones", "transaction-topic"} {
 			if set[name] {

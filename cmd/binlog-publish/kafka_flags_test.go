@@ -22,9 +22,10 @@ func TestKafkaFlags(t *testing.T) {
 	assert.Equal(t, "lines", o.Kafka.Format)
 	assert.Equal(t, "10.0.0.5:3307", o.sourceName(), "--name's default")
 	o, err = parseFlags([]string{"--dsn", "u:p@tcp(10.0.0.5:3307)/", "--kafka", "k:9092", "--name", "orders", "--format", "debezium",
-		"--schemas", "--decimal-handling", "string"}, &stderr)
+		"--schemas", "--decimal-handling", "string", "--transaction-topic"}, &stderr)
 	require.NoError(t, err)
 	assert.Equal(t, "orders", o.sourceName())
+	assert.True(t, o.Kafka.debeziumOptions().Schemas && o.Kafka.debeziumOptions().TransactionMetadata, "--schemas with --transaction-topic")
 
 	// --format debezium on JetStream too; its topic prefix is --subject-prefix.
 	o, err = parseFlags([]string{"--dsn", "u:p@tcp(h:3306)/", "--nats", "nats://n:4222", "--stream", "S", "--format", "debezium", "--no-tombstones"}, &stderr)
@@ -49,7 +50,6 @@ func TestKafkaFlags(t *testing.T) {
 		{nats, []string{"--topic-prefix", "x"}, "--topic-prefix needs --kafka"},
 		{nats, []string{"--format", "debezium", "--transaction-topic"}, "--transaction-topic needs --kafka"},
 		{kafka, []string{"--transaction-topic"}, "--transaction-topic needs --format debezium"},
-		{kafka, []string{"--format", "debezium", "--schemas", "--transaction-topic"}, "--transaction-topic writes its events without schemas: leave out --schemas"},
 		{[]string{"--dsn", "u:p@tcp(h:3306)/"}, nil, "missing required flags --nats and --stream (or --kafka in place of --nats and --stream)"},
 	} {
 		_, err := parseFlags(append(append([]string{}, c.base...), c.args...), &stderr)
