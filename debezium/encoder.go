@@ -554,7 +554,11 @@ func (e *Encoder) appendSource(b []byte, s sourceInfo) []byte {
 	b = appendString(b, s.snapshot)
 	b = append(b, `,"db":`...)
 	b = appendString(b, s.te.db)
-	b = append(b, `,"sequence":null,"table":`...)
+	b = append(b, `,"sequence":null,"ts_us":`...)
+	b = strconv.AppendInt(b, tsMillis(ev)*1000, 10)
+	b = append(b, `,"ts_ns":`...)
+	b = strconv.AppendInt(b, tsMillis(ev)*1000000, 10)
+	b = append(b, `,"table":`...)
 	if s.te.table == "" {
 		b = append(b, "null"...)
 	} else {
@@ -596,10 +600,6 @@ func (e *Encoder) envelope(te *tableEnc, op string, before, after *rowImage, src
 	b = appendImage(b, te, after)
 	b = append(b, `,"source":`...)
 	b = e.appendSource(b, src)
-	b = append(b, `,"op":"`...)
-	b = append(b, op...)
-	b = append(b, `","ts_ms":`...)
-	b = strconv.AppendInt(b, tsMillis(src.ev), 10)
 	b = append(b, `,"transaction":`...)
 	if tx == nil {
 		b = append(b, "null"...)
@@ -612,6 +612,15 @@ func (e *Encoder) envelope(te *tableEnc, op string, before, after *rowImage, src
 		b = strconv.AppendInt(b, tx.dc, 10)
 		b = append(b, '}')
 	}
+	b = append(b, `,"op":"`...)
+	b = append(b, op...)
+	ts := tsMillis(src.ev)
+	b = append(b, `","ts_ms":`...)
+	b = strconv.AppendInt(b, ts, 10)
+	b = append(b, `,"ts_us":`...)
+	b = strconv.AppendInt(b, ts*1000, 10)
+	b = append(b, `,"ts_ns":`...)
+	b = strconv.AppendInt(b, ts*1000000, 10)
 	b = append(b, '}')
 	if e.opts.Schemas {
 		return withSchema(te.valueSchema, b)

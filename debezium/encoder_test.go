@@ -331,7 +331,7 @@ func TestOps(t *testing.T) {
 	var src map[string]any
 	require.NoError(t, json.Unmarshal(payload(t, recs[2].Value)["source"], &src))
 	assert.Equal(t, map[string]any{"version": "binlogstream", "connector": "mysql", "name": "binlog", "ts_ms": 1700000000000.0,
-		"snapshot": "false", "db": "app", "sequence": nil, "table": "kv", "server_id": 1.0, "gtid": "0-1-9",
+		"snapshot": "false", "db": "app", "sequence": nil, "ts_us": 1700000000000000.0, "ts_ns": 1700000000000000000.0, "table": "kv", "server_id": 1.0, "gtid": "0-1-9",
 		"file": "mysql-bin.000001", "pos": 300.0, "row": 0.0, "thread": nil, "query": nil}, src)
 	require.NoError(t, json.Unmarshal(payload(t, recs[5].Value)["source"], &src))
 	assert.Equal(t, 1.0, src["row"], "the update's second row change")

@@ -28,6 +28,8 @@ const sourceSchema = `{"type":"struct","fields":[` +
 	`{"type":"string","optional":true,"name":"io.debezium.data.Enum","version":1,"parameters":{"allowed":"` + snapshotAllowed + `"},"default":"false","field":"snapshot"},` +
 	`{"type":"string","optional":false,"field":"db"},` +
 	`{"type":"string","optional":true,"field":"sequence"},` +
+	`{"type":"int64","optional":true,"field":"ts_us"},` +
+	`{"type":"int64","optional":true,"field":"ts_ns"},` +
 	`{"type":"string","optional":true,"field":"table"},` +
 	`{"type":"int64","optional":false,"field":"server_id"},` +
 	`{"type":"string","optional":true,"field":"gtid"},` +
@@ -36,7 +38,7 @@ const sourceSchema = `{"type":"struct","fields":[` +
 	`{"type":"int32","optional":false,"field":"row"},` +
 	`{"type":"int64","optional":true,"field":"thread"},` +
 	`{"type":"string","optional":true,"field":"query"}` +
-	`],"optional":false,"name":"io.debezium.connector.mysql.Source","field":"source"}`
+	`],"optional":false,"name":"io.debezium.connector.mysql.Source","version":1,"field":"source"}`
 
 // transactionSchema is the envelope's transaction field's schema.
 const transactionSchema = `{"type":"struct","fields":[` +
@@ -94,7 +96,8 @@ func rowSchema(b []byte, te *tableEnc, t *binlogstream.Table, field string) []by
 	return append(b, '}')
 }
 
-// envelopeSchema: the value's schema, Debezium's Envelope.
+// envelopeSchema: the value's schema, Debezium's Envelope (version 2:
+// before, after, source, transaction, op, ts_ms, ts_us, ts_ns).
 func envelopeSchema(te *tableEnc, t *binlogstream.Table) []byte {
 	b := []byte(`{"type":"struct","fields":[`)
 	b = rowSchema(b, te, t, "before")
@@ -102,11 +105,13 @@ func envelopeSchema(te *tableEnc, t *binlogstream.Table) []byte {
 	b = rowSchema(b, te, t, "after")
 	b = append(b, ',')
 	b = append(b, sourceSchema...)
-	b = append(b, `,{"type":"string","optional":false,"field":"op"},{"type":"int64","optional":true,"field":"ts_ms"},`...)
+	b = append(b, ',')
 	b = append(b, transactionSchema...)
+	b = append(b, `,{"type":"string","optional":false,"field":"op"},{"type":"int64","optional":true,"field":"ts_ms"},`+
+		`{"type":"int64","optional":true,"field":"ts_us"},{"type":"int64","optional":true,"field":"ts_ns"}`...)
 	b = append(b, `],"optional":false,"name":`...)
 	b = appendString(b, te.topic+".Envelope")
-	return append(b, `,"version":1}`...)
+	return append(b, `,"version":2}`...)
 }
 
 // The schema-change topic's key and value schemas.
