@@ -22,6 +22,7 @@ type colSchema struct {
 	typ     string // int8 int16 int32 int64 float double boolean string bytes struct
 	name    string // the semantic type; "" for none
 	version int    // of the semantic type; 0 for none
+	doc     string // the semantic type's doc; "" for none
 	params  [][2]string
 	// struct fields (GEOMETRY, POINT), already rendered as JSON
 	fields string
@@ -129,12 +130,12 @@ func columnSchema(c *binlogstream.Column, opts *Options) colSchema {
 		}
 		return colSchema{typ: "string", conv: convBytes}
 	case "point":
-		return colSchema{typ: "struct", name: "io.debezium.data.geometry.Point", version: 1, conv: convPoint,
+		return colSchema{typ: "struct", name: "io.debezium.data.geometry.Point", version: 1, doc: "Geometry (POINT)", conv: convPoint,
 			fields: `[{"type":"double","optional":false,"field":"x"},{"type":"double","optional":false,"field":"y"},` +
 				`{"type":"bytes","optional":true,"field":"wkb"},{"type":"int32","optional":true,"field":"srid"}]`}
 	}
 	if schema.IsGeometryType(c.DataType) {
-		return colSchema{typ: "struct", name: "io.debezium.data.geometry.Geometry", version: 1, conv: convGeometry,
+		return colSchema{typ: "struct", name: "io.debezium.data.geometry.Geometry", version: 1, doc: "Geometry", conv: convGeometry,
 			fields: `[{"type":"bytes","optional":false,"field":"wkb"},{"type":"int32","optional":true,"field":"srid"}]`}
 	}
 	// CHAR, VARCHAR, the TEXTs, and MariaDB's UUID, INET4 and INET6 (as text).
@@ -165,6 +166,10 @@ func (s *colSchema) appendSchema(b []byte, field string, optional bool) []byte {
 		b = appendString(b, s.name)
 		b = append(b, `,"version":`...)
 		b = strconv.AppendInt(b, int64(s.version), 10)
+	}
+	if s.doc != "" {
+		b = append(b, `,"doc":`...)
+		b = appendString(b, s.doc)
 	}
 	if len(s.params) > 0 {
 		b = append(b, `,"parameters":{`...)
@@ -306,7 +311,7 @@ func (s *colSchema) appendValue(b []byte, v any, nullable bool, opts *Options) (
 			b = append(b, `{"wkb":`...)
 			b = appendBytesValue(b, g.WKB, BinaryBytes)
 			b = append(b, `,"srid":`...)
-			b = strconv.AppendUint(b, uint64(g.SRID), 10)
+			b = appendSRID(b, g.SRID)
 			return append(b, '}'), nil
 		}
 	case convPoint:
@@ -322,11 +327,21 @@ func (s *colSchema) appendValue(b []byte, v any, nullable bool, opts *Options) (
 			b = append(b, `,"wkb":`...)
 			b = appendBytesValue(b, g.WKB, BinaryBytes)
 			b = append(b, `,"srid":`...)
-			b = strconv.AppendUint(b, uint64(g.SRID), 10)
+			b = appendSRID(b, g.SRID)
 			return append(b, '}'), nil
 		}
 	}
 	return b, fmt.Errorf("a %s value of Go type %T has no Debezium form here", s.typ, v)
+}
+
+// appendSRID writes a geometry's SRID as Debezium does: 0, MySQL's unset
+// SRID, is null, and the 32 bits are read as a signed int32 (the
+// schema's type).
+func appendSRID(b []byte, srid uint32) []byte {
+	if srid == 0 {
+		return append(b, "null"...)
+	}
+	return strconv.AppendInt(b, int64(int32(srid)), 10)
 }
 
 func zeroValue(b []byte, nullable bool, epoch string) []byte {
