@@ -240,11 +240,13 @@ func (e *Encoder) Append(recs []Record, ev *binlogstream.Event) ([]Record, error
 	return recs, nil
 }
 
-// begin opens a transaction at ev.
+// begin opens a transaction at ev. Its id is the GTID, else
+// "file=FILE,pos=POS" of where it starts, as Debezium's MySQL connector
+// names a transaction without a GTID.
 func (e *Encoder) begin(ev *binlogstream.Event, thread int64) {
 	id := ev.GTID
 	if id == "" {
-		id = ev.Start.File + ":" + strconv.FormatUint(ev.Start.Offset, 10)
+		id = "file=" + ev.Start.File + ",pos=" + strconv.FormatUint(ev.Start.Offset, 10)
 	}
 	e.state.Txn = Txn{ID: id, Tables: map[string]int64{}, Thread: thread, open: true}
 }

@@ -113,3 +113,23 @@ func TestTransactionMetadataGolden(t *testing.T) {
 		assert.Equal(t, string(golden[false][i].Value), string(v.Payload), "the value's payload")
 	}
 }
+
+// TestTransactionIDWithoutGTID: a transaction without a GTID is named
+// "file=FILE,pos=POS" of its BEGIN, as Debezium's MySQL connector names
+// one (MySqlOffsetContext's NON_GTID_TRANSACTION_ID_FORMAT), in its change
+// events' transaction.id and in its BEGIN and END.
+func TestTransactionIDWithoutGTID(t *testing.T) {
+	tbl := &binlogstream.Table{Schema: "app", Name: "kv", PrimaryKey: []int{0}, Source: binlogstream.SchemaFromHistory,
+		Columns: []binlogstream.Column{col("k", "int", "int", notNull), col("v", "varchar(10)", "varchar", nil)}}
+	recs := encode(t, debezium.Options{TransactionMetadata: true},
+		queryEvent("", "BEGIN", 1200),
+		rowsEvent(replication.WRITE_ROWS_EVENTv1, tbl, "", 1300, []any{int32(1), "a"}),
+		xidEvent(1400))
+	require.Len(t, recs, 3)
+	const id = "file=mysql-bin.000001,pos=1200"
+	assert.Equal(t, `{"id":"`+id+`"}`, string(recs[0].Key))
+	var v struct{ Transaction struct{ ID string } }
+	require.NoError(t, json.Unmarshal(recs[1].Value, &v))
+	assert.Equal(t, id, v.Transaction.ID)
+	assert.Contains(t, string(recs[2].Value), `"status":"END","id":"`+id+`"`)
+}
