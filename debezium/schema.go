@@ -195,9 +195,14 @@ func (e *Encoder) appendSchemaChange(recs []Record, ev *binlogstream.Event, q *r
 			v = append(v, `","id":`...)
 			v = appendString(v, `"`+k.Schema+`"."`+k.Name+`"`)
 			v = append(v, `,"table":`...)
-			if tc := changed(ev.DDL, k.Schema, k.Name); kind != "DROP" && tc != nil && tc.Table != nil {
+			switch tc := changed(ev.DDL, k.Schema, k.Name); {
+			case kind == "DROP":
+				// Debezium's MySQL connector gives a dropped table as its
+				// id alone: no charset, key or columns.
+				v = append(v, droppedTable...)
+			case tc != nil && tc.Table != nil:
 				v = appendTable(v, tc)
-			} else {
+			default:
 				v = append(v, "null"...)
 			}
 			v = append(v, '}')

@@ -12,6 +12,9 @@ import (
 // the default charset, the primary key's column names and each column's
 // name, JDBC type, type name, charset, length, scale, position and flags.
 
+// droppedTable is a DROP's table.
+const droppedTable = `{"defaultCharsetName":null,"primaryKeyColumnNames":[],"columns":[],"comment":null}`
+
 // changed is the table of ddl named db.name, nil when none.
 func changed(ddl []binlogstream.TableChange, db, name string) *binlogstream.TableChange {
 	for i := range ddl {
