@@ -67,6 +67,8 @@ type TableChange struct {
 	Table *Table
 	// Charset is the table's default charset, "" when not known.
 	Charset string
+	// Unknown says why the history cannot prove the table's layout, ""
+	// when it can (or the table is gone).
 	Unknown string
 }
 
