@@ -231,45 +231,70 @@ func requireExactly(t *testing.T, want map[reportKey]bool, got []reportKey) (fal
 	return falsePositives, misses
 }
 
+// trxWatch is what longestTrx saw.
+type trxWatch struct {
+	longest time.Duration
+	who     string
+	seen    int   // transactions seen, over every poll
+	polls   int   // polls that answered
+	err     error // the first poll's connection or query error
+}
+
 // longestTrx polls INNODB_TRX on each server until ctx ends and returns
 // the oldest transaction it saw of a connection of the server's user, with
-// its description.
-func longestTrx(ctx context.Context, users map[*mariadb.Server]string) func() (time.Duration, string) {
+// its description, and how many polls answered and transactions they saw:
+// a watch that saw nothing proves nothing.
+func longestTrx(ctx context.Context, users map[*mariadb.Server]string) func() trxWatch {
 	var mu sync.Mutex
-	var longest time.Duration
-	var who string
+	var w trxWatch
 	var wg sync.WaitGroup
+	fail := func(err error) {
+		mu.Lock()
+		if w.err == nil {
+			w.err = err
+		}
+		mu.Unlock()
+	}
 	for s, user := range users {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			c, err := conn(s)
 			if err != nil {
+				fail(err)
 				return
 			}
 			defer c.Close()
 			for ctx.Err() == nil {
 				r, err := c.Execute("SELECT TIMESTAMPDIFF(MICROSECOND, x.trx_started, NOW(6)), CONCAT_WS(' ', x.trx_mysql_thread_id, x.trx_state, p.USER, p.HOST, p.COMMAND, p.INFO, x.trx_query) " +
 					"FROM information_schema.INNODB_TRX x JOIN information_schema.PROCESSLIST p ON p.ID = x.trx_mysql_thread_id " +
-					"WHERE p.USER = '" + user + "' AND p.ID <> CONNECTION_ID() ORDER BY x.trx_started LIMIT 1")
-				if err == nil && r.RowNumber() > 0 {
+					"WHERE p.USER = '" + user + "' AND p.ID <> CONNECTION_ID() ORDER BY x.trx_started")
+				if err != nil {
+					if ctx.Err() == nil {
+						fail(err)
+					}
+					return
+				}
+				mu.Lock()
+				w.polls++
+				w.seen += r.RowNumber()
+				if r.RowNumber() > 0 {
 					us, _ := r.GetInt(0, 0)
 					desc, _ := r.GetString(0, 1)
-					mu.Lock()
-					if d := time.Duration(us) * time.Microsecond; d > longest {
-						longest, who = d, s.Addr()+": "+desc+" at "+time.Now().Format("15:04:05.000")
+					if d := time.Duration(us) * time.Microsecond; d > w.longest {
+						w.longest, w.who = d, s.Addr()+": "+desc+" at "+time.Now().Format("15:04:05.000")
 					}
-					mu.Unlock()
 				}
+				mu.Unlock()
 				time.Sleep(50 * time.Millisecond)
 			}
 		}()
 	}
-	return func() (time.Duration, string) {
+	return func() trxWatch {
 		wg.Wait()
 		mu.Lock()
 		defer mu.Unlock()
-		return longest, who
+		return w
 	}
 }
 
@@ -374,9 +399,11 @@ func TestReplicateVerifyFindsExactly(t *testing.T) {
 	stopTrx()
 	stopWork()
 	require.NoError(t, <-workErr)
-	trx, who := longest()
-	t.Logf("longest transaction on either server: %v (%s)", trx, who)
-	require.Less(t, trx, 5*time.Second)
+	w := longest()
+	t.Logf("longest transaction on either server: %v (%s); %d polls saw %d transactions", w.longest, w.who, w.polls, w.seen)
+	require.NoError(t, w.err)
+	require.Positive(t, w.seen, "the watch saw no transaction of the run's connections")
+	require.Less(t, w.longest, 5*time.Second)
 	res = r.run(t, "--stop-at-current")
 	require.Equal(t, 0, res.code, res.stderr)
 	if !slices.Equal(checksums(t, src, verifyTables), checksums(t, tgt, verifyTables)) {
