@@ -88,6 +88,14 @@ type Reader struct {
 	mode   Mode
 	naive  Naive
 	status string // the statement that reads the binlog position, once known
+	// text reads chunks in the text protocol even on a connection that
+	// can prepare statements.
+	text bool
+	// eofAfterColumns is 2 when the server ends a result's columns with
+	// an EOF packet, 1 when it does not (CLIENT_DEPRECATE_EOF), 0 before
+	// the first binary read.
+	eofAfterColumns uint8
+	pkt             []byte // the binary reads' packet buffer
 }
 
 // New sets conn's session up for reads in mode and returns a reader on
@@ -300,8 +308,14 @@ func (r *Reader) KeyAfter(t *Table, after []any, offset int) ([]any, error) {
 	return key, err
 }
 
-// selectRows streams the SELECT q into c.Rows.
+// selectRows streams the SELECT q into c.Rows: in the binary protocol
+// when the connection can prepare statements (its integers, floats and
+// temporal values come as numbers, not text to parse), otherwise in
+// the text protocol. Both give the same values.
 func (r *Reader) selectRows(t *Table, q string, c *Chunk) error {
+	if bc, ok := r.conn.(binaryConn); ok && !r.text {
+		return r.selectBinary(bc, t, q, c)
+	}
 	var sl slab
 	var result mysql.Result
 	return r.conn.ExecuteSelectStreaming(q, &result, func(row []mysql.FieldValue) error {

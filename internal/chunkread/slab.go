@@ -136,7 +136,12 @@ func (s *slab) value(v *mysql.FieldValue, f *mysql.Field) any {
 		}
 		return s.float64(v.AsFloat64())
 	}
-	raw := v.AsString()
+	return s.bytesValue(v.AsString(), f)
+}
+
+// bytesValue is the value of a column that both protocols send as its
+// bytes (strings, DECIMAL, BIT, ENUM, SET, JSON, and temporal text).
+func (s *slab) bytesValue(raw []byte, f *mysql.Field) any {
 	switch f.Type {
 	case mysql.MYSQL_TYPE_BIT:
 		var n int64
