@@ -29,9 +29,16 @@ var _ binaryConn = (*client.Conn)(nil)
 // selectBinary runs the SELECT q as a prepared statement, whose rows
 // come in the binary protocol, into c.Rows. The statement holds its
 // bounds as literals, as the text query does, so both compare the same
-// way; it is prepared per chunk, one round trip per ChunkRows rows.
+// way; it is prepared per chunk, one round trip per ChunkRows rows. A
+// server or proxy that refuses prepared statements is read in the text
+// protocol from then on.
 func (r *Reader) selectBinary(cc binaryConn, t *Table, q string, c *Chunk) error {
 	st, err := cc.Prepare(q)
+	var me *mysql.MyError
+	if errors.As(err, &me) && (me.Code == mysql.ER_UNKNOWN_COM_ERROR || me.Code == mysql.ER_UNSUPPORTED_PS) {
+		r.text = true
+		return r.selectRows(t, q, c)
+	}
 	if err != nil {
 		return err
 	}
@@ -78,20 +85,30 @@ func (r *Reader) selectBinary(cc binaryConn, t *Table, q string, c *Chunk) error
 			return err
 		}
 	}
+	defer func() {
+		if cap(r.pkt) > 1<<20 {
+			r.pkt = nil // a large row's buffer goes with its chunk
+		}
+	}()
 	var sl slab
+	var rowErr error
 	for {
 		if r.pkt, err = cc.ReadPacketReuseMem(r.pkt[:0]); err != nil {
 			return err
 		}
 		switch r.pkt[0] {
 		case mysql.EOF_HEADER: // the result's end (an EOF or an OK)
-			return nil
+			return rowErr
 		case mysql.ERR_HEADER:
 			return errPacket(r.pkt)
 		}
+		if rowErr != nil {
+			continue // read the result to its end: the connection stays usable
+		}
 		row, err := sl.binaryRow(r.pkt, fields, t.Extra, t.Fill)
 		if err != nil {
-			return fmt.Errorf("read a row of %s: %w", t.ID(), err)
+			rowErr = fmt.Errorf("read a row of %s: %w", t.ID(), err)
+			continue
 		}
 		for _, j := range t.floats {
 			if f, ok := row[j].(float64); ok {
@@ -163,6 +180,9 @@ func (s *slab) binaryRow(p []byte, fields []*mysql.Field, extra int, fill any) (
 			row[i] = s.fixed(p[pos:pos+size], f)
 			pos += size
 			continue
+		}
+		if pos >= len(p) {
+			return nil, errShortRow
 		}
 		v, null, m, err := mysql.LengthEncodedString(p[pos:])
 		if err != nil {

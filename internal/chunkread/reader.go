@@ -4,10 +4,13 @@
 // _position), elsewhere a locking read between two watermarks (the
 // server's binlog position before and after it). It reads on any
 // connection: the source a stream comes from, or a target a copy went
-// to. Values come as the text protocol sends them, in the types go-mysql's
-// binlog decoder gives a rows event's where they differ (integers,
-// floats, BIT), text in its column's charset and TIMESTAMP in UTC, so a
-// row reads through the same conversions as the stream's row images.
+// to. A chunk's SELECT runs as a prepared statement, its rows in the
+// binary protocol, on a go-mysql connection, and as a query in the text
+// protocol on any other. Either way values come in the forms of the
+// text protocol's, in the types go-mysql's binlog decoder gives a rows
+// event's where they differ (integers, floats, BIT), text in its
+// column's charset and TIMESTAMP in UTC, so a row reads through the same
+// conversions as the stream's row images.
 package chunkread
 
 import (
