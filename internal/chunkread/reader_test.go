@@ -38,7 +38,8 @@ func table(t *testing.T) *chunkread.Table {
 func keys(rows [][]any) []string {
 	var out []string
 	for _, r := range rows {
-		out = append(out, fmt.Sprintf("%v/%s/%s", r[0], r[1], r[2]))
+		// The ENUM as its member's name (the read gives its index).
+		out = append(out, fmt.Sprintf("%v/%s/%s", r[0], r[1], []string{"", "x", "y", "z"}[r[2].(int64)]))
 	}
 	return out
 }

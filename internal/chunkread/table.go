@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -232,26 +233,51 @@ func (t *Table) query(list string, rg Range, offset int) (string, error) {
 	return q, nil
 }
 
-// binlogRow maps ENUM and SET members read as text to the indexes and
-// bitmasks the binlog holds, in place.
+// binlogRow turns, in place, the values a SELECT gives in other forms
+// than the binlog's row image: ENUM and SET members (read as their names)
+// to the index and bitmask, MariaDB's UUID, INET6 and INET4 (read as
+// their text) to their bytes. Table.Value turns them back for a reader.
 func (t *Table) binlogRow(row []any) {
 	for i := range t.Columns {
 		c := &t.Columns[i]
-		s, ok := row[i].(string)
-		if !ok || len(c.Elems) == 0 {
+		var s string
+		switch v := row[i].(type) {
+		case string:
+			s = v
+		case []byte:
+			s = string(v)
+		default:
 			continue
 		}
 		switch c.DataType {
 		case "enum":
-			row[i] = int64(slices.Index(c.Elems, s) + 1)
+			if len(c.Elems) > 0 {
+				row[i] = int64(slices.Index(c.Elems, s) + 1)
+			}
 		case "set":
-			var m int64
-			for _, e := range strings.Split(s, ",") {
-				if j := slices.Index(c.Elems, e); j >= 0 {
-					m |= 1 << j
+			if len(c.Elems) > 0 {
+				var m int64
+				for _, e := range strings.Split(s, ",") {
+					if j := slices.Index(c.Elems, e); j >= 0 {
+						m |= 1 << j
+					}
+				}
+				row[i] = m
+			}
+		case "uuid":
+			if b, err := hex.DecodeString(strings.ReplaceAll(s, "-", "")); err == nil && len(b) == 16 {
+				row[i] = b
+			}
+		case "inet6", "inet4":
+			if a, err := netip.ParseAddr(s); err == nil {
+				if c.DataType == "inet4" && a.Is4() {
+					b := a.As4()
+					row[i] = b[:]
+				} else if c.DataType == "inet6" {
+					b := a.As16()
+					row[i] = b[:]
 				}
 			}
-			row[i] = m
 		}
 	}
 }
