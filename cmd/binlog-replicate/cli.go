@@ -412,6 +412,15 @@ func replicate(ctx context.Context, log *logrus.Logger, o *options, stderr io.Wr
 	}
 	// The last acknowledged event's effects and token go in together.
 	var le *binlogstream.ListenerError
+	if runErr == nil {
+		// The streamer's position after the last event the applier
+		// handled can be ahead of the last event's Resume: the snapshot's
+		// last table is marked done once its reads are over, with no
+		// event to carry that when the source is quiet.
+		if rp := s.ResumePosition(); rp.String() != a.resume.String() {
+			a.resume, a.dirty = rp, true
+		}
+	}
 	if runErr == nil || !errors.As(runErr, &le) {
 		if a.dirty {
 			if err := a.commit(); err != nil && runErr == nil {
