@@ -33,7 +33,9 @@ lint:
 	@GO=$(GO) bash .ci/check-internal-leaves
 
 # Benchmarks on the fake primary and in-process, plus the real-MariaDB ones
-# (the snapshot of a 1M-row table against mariadb-dump among them)
+# (the snapshot of a 1M-row table against mariadb-dump among them, and
+# binlog-replicate's verification of a 1M-row copy against the copy and
+# CHECKSUM TABLE)
 # but the 1 GiB transaction (10 iterations each: a real server is noisier;
 # skipped when mariadbd is missing), and binlog-publish's into a 3-node
 # NATS cluster built from the module. The output ends with one table.
@@ -44,6 +46,7 @@ bench:
 	  $(GO) test -run '^$$' -bench 'BenchmarkReal(DecodeFamilies|TableFilter|TailMixes)' -benchtime 3x -count 2 . && \
 	  $(GO) test -run '^$$' -bench 'BenchmarkRealSnapshot' -benchtime 2x -count 1 . && \
 	  $(GO) test -run '^$$' -bench 'BenchmarkRealReplicate' -benchtime 1x -count 3 ./cmd/binlog-replicate && \
+	  $(GO) test -run '^$$' -bench 'BenchmarkRealVerify' -benchtime 2x -count 1 -timeout 30m ./cmd/binlog-replicate && \
 	  $(GO) test -run '^$$' -bench 'BenchmarkRealPublish' -benchtime 3x -count 2 ./cmd/binlog-publish ; } | $(GO) run ./internal/benchtable
 
 # The real-server benchmarks: the 550k-row binlog (library vs go-mysql,

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -69,4 +71,81 @@ func BenchmarkRealReplicate(b *testing.B) {
 			b.ReportMetric(perCommit, "events/commit")
 		})
 	}
+}
+
+// verifyBenchRows is the size of BenchmarkRealVerify's table.
+const verifyBenchRows = 1_000_000
+
+// BenchmarkRealVerify: on a 1M-row table of mixed column types, per
+// iteration and in one run: binlog-replicate --snapshot-only into an
+// empty target (the copy), --stop-at-current (nothing left to apply:
+// untimed), then --verify-only of the quiesced copy, then CHECKSUM TABLE
+// on both servers at once. It reports the three wall times and the
+// verification's over the copy's (the goal: at most 0.5) and over the
+// checksums'.
+func BenchmarkRealVerify(b *testing.B) {
+	mariadb.Require(b)
+	src := mariadb.Start(b, mariadb.Options{})
+	tgt := mariadb.Start(b, mariadb.Options{ServerID: 2})
+	t0 := time.Now()
+	src.Exec(b, "CREATE DATABASE v", "USE v",
+		"CREATE TABLE t (id BIGINT PRIMARY KEY, a VARCHAR(40) NOT NULL, b DECIMAL(12,4), c DATETIME(6), d INT, "+
+			"e DATE, f DOUBLE, g ENUM('new','open','closed'), h VARBINARY(16), i VARCHAR(60))")
+	for i := 0; i < verifyBenchRows; i += 100_000 {
+		src.Exec(b, "USE v", fmt.Sprintf("INSERT INTO t SELECT seq, CONCAT('customer-', seq), seq / 7, "+
+			"'2024-01-02 03:04:05.123456' + INTERVAL seq SECOND, IF(seq %% 10 = 0, NULL, -seq), '2020-01-01' + INTERVAL seq %% 3000 DAY, "+
+			"seq / 3, 1 + seq %% 3, UNHEX(LEFT(MD5(seq), 16)), REPEAT(CHAR(97 + seq %% 26), 5 + seq %% 20) FROM seq_%d_to_%d",
+			i+1, i+100_000))
+	}
+	b.Logf("table of %d rows written in %s", verifyBenchRows, time.Since(t0).Round(time.Millisecond))
+	r := &rig{src: src, tgt: tgt, args: []string{"--tables", "v.t"}}
+	var copying, verifying, checksum time.Duration
+	for b.Loop() {
+		tgt.Exec(b, "DROP DATABASE IF EXISTS v", "DROP DATABASE IF EXISTS binlogstream", "CREATE DATABASE v")
+		tgt.Exec(b, "USE v", src.Query(b, "SHOW CREATE TABLE v.t")[0][1])
+		began := time.Now()
+		if res := r.runFor(b, 10*time.Minute, "--snapshot-only"); res.code != 0 {
+			b.Fatal(res.stderr)
+		}
+		copying += time.Since(began)
+		if res := r.runFor(b, time.Minute, "--stop-at-current"); res.code != 0 {
+			b.Fatal(res.stderr)
+		}
+
+		began = time.Now()
+		res := r.runFor(b, 10*time.Minute, "--verify-only")
+		verifying += time.Since(began)
+		if res.code != 0 || !strings.Contains(res.stderr, fmt.Sprintf(`"rows":%d,"differences":0,`, verifyBenchRows)) {
+			b.Fatalf("--verify-only: exit %d\n%s", res.code, res.stderr)
+		}
+
+		began = time.Now()
+		sums := make([]string, 2)
+		var wg sync.WaitGroup
+		for i, s := range []*mariadb.Server{src, tgt} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				c, err := conn(s)
+				if err != nil {
+					return
+				}
+				defer c.Close()
+				if res, err := c.Execute("CHECKSUM TABLE v.t"); err == nil {
+					sums[i], _ = res.GetString(0, 1)
+				}
+			}()
+		}
+		wg.Wait()
+		checksum += time.Since(began)
+		if sums[0] == "" || sums[0] != sums[1] {
+			b.Fatalf("CHECKSUM TABLE: source %q, target %q", sums[0], sums[1])
+		}
+	}
+	n := float64(b.N)
+	b.ReportMetric(copying.Seconds()/n, "copy-s")
+	b.ReportMetric(verifying.Seconds()/n, "verify-s")
+	b.ReportMetric(checksum.Seconds()/n, "checksum-s")
+	b.ReportMetric(verifying.Seconds()/copying.Seconds(), "verify/copy")
+	b.ReportMetric(verifying.Seconds()/checksum.Seconds(), "verify/checksum")
 }

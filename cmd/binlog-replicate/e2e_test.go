@@ -51,7 +51,13 @@ type result struct {
 // run runs the replicator to its end.
 func (r *rig) run(t testing.TB, extra ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	return r.runFor(t, 60*time.Second, extra...)
+}
+
+// runFor runs the replicator to its end, killed after timeout.
+func (r *rig) runFor(t testing.TB, timeout time.Duration, extra ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary(t), r.baseArgs(extra...)...)
 	var stderr bytes.Buffer
