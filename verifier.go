@@ -181,6 +181,28 @@ func VerifyTable(ctx context.Context, cfg VerifyConfig) (*VerifyResult, error) {
 		return nil, fmt.Errorf("binlogstream: verify %s: %w", cfg.Table, err)
 	}
 	v := &verifier{cfg: cfg, t: t, sc: &syncerChunks{rd: rd}, res: &VerifyResult{Table: t.id}}
+	next := func(after []any) (*chunkRead, error) {
+		return v.read(chunkread.Range{After: after, Limit: cfg.ChunkRows})
+	}
+	if cfg.Hold == nil {
+		// Nothing to hold: the source's chunks are read ahead on this
+		// connection while the target reads and the comparisons go on,
+		// and this goroutine's own source queries (a target's key
+		// weights, a chunk read again) go to a second one.
+		conn2, done2, err := cfg.Source.queryConn(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer done2()
+		rd2, err := chunkread.New(conn2, chunkread.Snapshot)
+		if err != nil {
+			return nil, fmt.Errorf("binlogstream: verify %s: %w", cfg.Table, err)
+		}
+		v.sc = &syncerChunks{rd: rd2}
+		var stop func()
+		next, stop = v.readAhead(ctx, &syncerChunks{rd: rd})
+		defer stop()
+	}
 	v.vt = &verify.Table{Name: t.id, Key: t.key, Compare: snapshot.CompareValues}
 	for _, c := range t.rt.Columns {
 		v.vt.Columns = append(v.vt.Columns, c.Name)
@@ -197,7 +219,7 @@ func VerifyTable(ctx context.Context, cfg VerifyConfig) (*VerifyResult, error) {
 		if err := v.hold(ctx); err != nil {
 			return v.res, err
 		}
-		c, err := v.read(chunkread.Range{After: after, Limit: cfg.ChunkRows})
+		c, err := next(after)
 		if err != nil {
 			return v.res, err
 		}
@@ -244,6 +266,53 @@ func (v *verifier) release() {
 	if v.held != nil {
 		v.held()
 		v.held = nil
+	}
+}
+
+// readAhead reads the table's source chunks in order on sc, on a
+// goroutine of its own, one chunk ahead of the comparisons: next
+// returns the chunk after the key after, which is the last key of the
+// chunk next returned before (nil: the first chunk). stop ends the
+// reads once the one under way is over.
+func (v *verifier) readAhead(ctx context.Context, sc *syncerChunks) (next func(after []any) (*chunkRead, error), stop func()) {
+	type read struct {
+		c   *chunkRead
+		err error
+	}
+	reads := make(chan read, 1)
+	quit, finished := make(chan struct{}), make(chan struct{})
+	n := v.cfg.ChunkRows
+	go func() {
+		defer close(finished)
+		var after []any
+		for {
+			c, err := sc.readRange(v.t, chunkread.Range{After: after, Limit: n})
+			select {
+			case reads <- read{c, err}:
+			case <-quit:
+				return
+			}
+			if err != nil || len(c.rows) < n {
+				return
+			}
+			after = c.keys[len(c.keys)-1].Raw
+		}
+	}()
+	next = func([]any) (*chunkRead, error) {
+		select {
+		case r := <-reads:
+			if r.err != nil {
+				return nil, r.err
+			}
+			v.res.LongestRead = max(v.res.LongestRead, r.c.age)
+			return r.c, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return next, func() {
+		close(quit)
+		<-finished
 	}
 }
 
@@ -315,16 +384,22 @@ func (v *verifier) target(ctx context.Context, rg VerifyRange) (*chunkRead, Posi
 	if err != nil {
 		return nil, at, fmt.Errorf("binlogstream: verify %s: read the target at %s: %w", v.t.id, rg.At, err)
 	}
-	dst := &chunkRead{rows: rows}
-	if err := v.sc.keys(v.t, dst); err != nil {
-		return nil, at, fmt.Errorf("binlogstream: verify %s: the target's rows: %w", v.t.id, err)
-	}
-	return dst, at, nil
+	return &chunkRead{rows: rows}, at, nil
 }
 
-// compare compares a pair read at rg.At.
+// compare compares a pair read at rg.At: their checksums, then, when
+// they differ, the rows in key order (the target's keys made only then:
+// a text key's weights are a source query).
 func (v *verifier) compare(rg VerifyRange, src, dst *chunkRead) ([]VerifyDifference, error) {
-	_, diffs, err := verify.Compare(v.vt, side(src), side(dst))
+	if verify.Checksum(src.rows) == verify.Checksum(dst.rows) {
+		return nil, nil
+	}
+	if dst.keys == nil {
+		if err := v.sc.keys(v.t, dst); err != nil {
+			return nil, fmt.Errorf("binlogstream: verify %s: the target's rows: %w", v.t.id, err)
+		}
+	}
+	diffs, err := verify.RowDiffs(v.vt, side(src), side(dst))
 	if err != nil {
 		return nil, fmt.Errorf("binlogstream: %w", err)
 	}

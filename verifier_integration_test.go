@@ -156,3 +156,32 @@ func TestVerifyTableFindsExactly(t *testing.T) {
 	_, err = binlogstream.VerifyTable(ctx, binlogstream.VerifyConfig{Source: verifySource(t, source, mysql.MySQLFlavor), Table: "d.t", ReadTarget: misaligned})
 	require.ErrorContains(t, err, "the source is not MariaDB")
 }
+
+// TestVerifyTableTargetErrorStops: a ReadTarget error ends VerifyTable
+// with it, while the source's next chunk is being read ahead: the
+// chunks compared before it are counted, and the source connections
+// are closed when VerifyTable returns.
+func TestVerifyTableTargetErrorStops(t *testing.T) {
+	mariadb.Require(t)
+	source := mariadb.Start(t, mariadb.Options{})
+	target := mariadb.Start(t, mariadb.Options{})
+	loadVerify(t, source)
+	loadVerify(t, target)
+	src := verifySource(t, source, "")
+	conns := func() string {
+		return source.QueryValue(t, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER = 'root' AND ID <> CONNECTION_ID()")
+	}
+	before := conns()
+	read := quiescedTarget(t, target)
+	calls := 0
+	res, err := binlogstream.VerifyTable(context.Background(), binlogstream.VerifyConfig{Source: src, Table: "d.t", ChunkRows: 100,
+		ReadTarget: func(ctx context.Context, r binlogstream.VerifyRange) ([][]any, binlogstream.Position, error) {
+			if calls++; calls == 3 {
+				return nil, r.At, fmt.Errorf("the target went away")
+			}
+			return read(ctx, r)
+		}})
+	require.ErrorContains(t, err, "the target went away")
+	require.Equal(t, 2, res.Chunks)
+	require.Eventually(t, func() bool { return conns() == before }, 5*time.Second, 20*time.Millisecond, "source connections left open")
+}
