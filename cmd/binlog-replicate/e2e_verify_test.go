@@ -240,11 +240,20 @@ type trxWatch struct {
 	err     error // the first poll's connection or query error
 }
 
-// longestTrx polls INNODB_TRX on each server until ctx ends and returns
-// the oldest transaction it saw of a connection of the server's user, with
-// its description, and how many polls answered and transactions they saw:
-// a watch that saw nothing proves nothing.
-func longestTrx(ctx context.Context, users map[*mariadb.Server]string) func() trxWatch {
+// trxPoll is longestTrx's pause between two reads of INNODB_TRX. InnoDB
+// fills that table from a cache that it refreshes only once nobody has
+// read it for 100 ms: polled faster, it shows the transactions of an
+// earlier moment for as long as the polls go on (a transaction long
+// committed keeps aging, and one begun since is never seen).
+const trxPoll = 150 * time.Millisecond
+
+// longestTrx polls INNODB_TRX on each server every poll until ctx ends
+// and returns the oldest transaction it saw of a connection of the
+// server's user, with its description, and how many polls answered and
+// transactions they saw: a watch that saw nothing proves nothing.
+// trx_started has whole seconds: an age is at most a second over the
+// true one.
+func longestTrx(ctx context.Context, users map[*mariadb.Server]string, poll time.Duration) func() trxWatch {
 	var mu sync.Mutex
 	var w trxWatch
 	var wg sync.WaitGroup
@@ -266,7 +275,8 @@ func longestTrx(ctx context.Context, users map[*mariadb.Server]string) func() tr
 			}
 			defer c.Close()
 			for ctx.Err() == nil {
-				r, err := c.Execute("SELECT TIMESTAMPDIFF(MICROSECOND, x.trx_started, NOW(6)), CONCAT_WS(' ', x.trx_mysql_thread_id, x.trx_state, p.USER, p.HOST, p.COMMAND, p.INFO, x.trx_query) " +
+				r, err := c.Execute("SELECT TIMESTAMPDIFF(MICROSECOND, x.trx_started, NOW(6)), CONCAT_WS(' ', x.trx_mysql_thread_id, x.trx_id, x.trx_state, " +
+					"'started', x.trx_started, 'rows', x.trx_rows_modified, p.USER, p.HOST, p.COMMAND, p.INFO, x.trx_query) " +
 					"FROM information_schema.INNODB_TRX x JOIN information_schema.PROCESSLIST p ON p.ID = x.trx_mysql_thread_id " +
 					"WHERE p.USER = '" + user + "' AND p.ID <> CONNECTION_ID() ORDER BY x.trx_started")
 				if err != nil {
@@ -286,7 +296,7 @@ func longestTrx(ctx context.Context, users map[*mariadb.Server]string) func() tr
 					}
 				}
 				mu.Unlock()
-				time.Sleep(50 * time.Millisecond)
+				time.Sleep(poll)
 			}
 		}()
 	}
@@ -296,6 +306,46 @@ func longestTrx(ctx context.Context, users map[*mariadb.Server]string) func() tr
 		defer mu.Unlock()
 		return w
 	}
+}
+
+// TestLongestTrx: longestTrx sees a transaction of 2 s that begins and
+// ends while it polls, and gives its age to within InnoDB's whole
+// seconds. The negative control, before it, polls with no pause: the
+// cached table it keeps reading is that of its first read, before its
+// transaction, and it sees none.
+func TestLongestTrx(t *testing.T) {
+	mariadb.Require(t)
+	s := mariadb.Start(t, mariadb.Options{})
+	s.Exec(t, "CREATE DATABASE d", "CREATE TABLE d.t (id INT PRIMARY KEY)")
+	c, err := conn(s)
+	require.NoError(t, err)
+	defer c.Close()
+	measure := func(poll time.Duration, id int) (time.Duration, string) {
+		t.Helper()
+		ctx, stop := context.WithCancel(context.Background())
+		defer stop()
+		longest := longestTrx(ctx, map[*mariadb.Server]string{s: "root"}, poll)
+		time.Sleep(500 * time.Millisecond)
+		for _, q := range []string{"BEGIN", fmt.Sprintf("INSERT INTO d.t VALUES (%d)", id)} {
+			_, err := c.Execute(q)
+			require.NoError(t, err)
+		}
+		time.Sleep(2 * time.Second)
+		_, err = c.Execute("COMMIT")
+		require.NoError(t, err)
+		time.Sleep(500 * time.Millisecond)
+		stop()
+		w := longest()
+		require.NoError(t, w.err)
+		return w.longest, w.who
+	}
+	bad, badWho := measure(0, 1)
+	time.Sleep(300 * time.Millisecond) // the cache idle: the next read refreshes it
+	got, who := measure(trxPoll, 2)
+	t.Logf("polled with no pause: %v (%s); every %v: %v (%s)", bad, badWho, trxPoll, got, who)
+	require.Less(t, bad, time.Second, "polled with no pause, INNODB_TRX should stay as it was before the transaction")
+	require.GreaterOrEqual(t, got, 1500*time.Millisecond)
+	require.Less(t, got, 3500*time.Millisecond)
 }
 
 // checksums is CHECKSUM TABLE of each table.
@@ -355,7 +405,7 @@ func TestReplicateVerifyFindsExactly(t *testing.T) {
 	// The verifications' connections: repl on the source, root on the
 	// target (the workload's are root on the source).
 	trxCtx, stopTrx := context.WithCancel(ctx)
-	longest := longestTrx(trxCtx, map[*mariadb.Server]string{src: mariadb.ReplUser, tgt: "root"})
+	longest := longestTrx(trxCtx, map[*mariadb.Server]string{src: mariadb.ReplUser, tgt: "root"}, trxPoll)
 	used := map[int]bool{}
 	report := filepath.Join(t.TempDir(), "report.jsonl")
 	var falsePositives, misses int
