@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -76,6 +77,10 @@ func BenchmarkRealReplicate(b *testing.B) {
 // verifyBenchRows is the size of BenchmarkRealVerify's table.
 const verifyBenchRows = 1_000_000
 
+// verifyChunkEnv sets BenchmarkRealVerify's --chunk for --verify-only
+// (unset: the default; the copy keeps the default).
+const verifyChunkEnv = "BINLOGSTREAM_BENCH_VERIFY_CHUNK"
+
 // BenchmarkRealVerify: on a 1M-row table of mixed column types, per
 // iteration and in one run: binlog-replicate --snapshot-only into an
 // empty target (the copy), --stop-at-current (nothing left to apply:
@@ -113,7 +118,11 @@ func BenchmarkRealVerify(b *testing.B) {
 		}
 
 		began = time.Now()
-		res := r.runFor(b, 10*time.Minute, "--verify-only")
+		args := []string{"--verify-only"}
+		if n := os.Getenv(verifyChunkEnv); n != "" {
+			args = append(args, "--chunk", n)
+		}
+		res := r.runFor(b, 10*time.Minute, args...)
 		verifying += time.Since(began)
 		if res.code != 0 || !strings.Contains(res.stderr, fmt.Sprintf(`"rows":%d,"differences":0,`, verifyBenchRows)) {
 			b.Fatalf("--verify-only: exit %d\n%s", res.code, res.stderr)
