@@ -512,7 +512,7 @@ func TestReplicateVerifyKilled(t *testing.T) {
 	mariadb.Require(t)
 	src := mariadb.Start(t, mariadb.Options{})
 	tgt := mariadb.Start(t, mariadb.Options{ServerID: 2})
-	n := verifyN / 5
+	n := 20000 // rows a table: enough for a verification to outlast a few kills
 	verifySchema(t, src, n)
 	r := &rig{src: src, tgt: tgt, args: []string{"--tables", verifyTables, "--chunk", "200"}}
 	res := r.run(t, "--stop-at-current")
