@@ -46,8 +46,8 @@ type LeaseConfig struct {
 	// Replicas of a created bucket; 0 is min(3, the servers the
 	// connection knows of).
 	Replicas int
-	// Logger gets the lease's changes (acquired, waiting, lost,
-	// released) as warnings; none when nil.
+	// Logger gets the lease's changes: acquired, waiting and released
+	// at info, lost and the retries at warning; none when nil.
 	Logger logrus.FieldLogger
 }
 
@@ -214,7 +214,7 @@ func (l *Lease) acquire(ctx context.Context) error {
 			l.state.acquired(rev, sent)
 			l.mu.Unlock()
 			l.changes.Add(1)
-			l.cfg.Logger.Warnf("lease %s acquired (revision %d, TTL %s)", l.name(), rev, l.cfg.TTL)
+			l.cfg.Logger.Infof("lease %s acquired (revision %d, TTL %s)", l.name(), rev, l.cfg.TTL)
 			return nil
 		}
 		if ctx.Err() != nil {
@@ -223,7 +223,7 @@ func (l *Lease) acquire(ctx context.Context) error {
 		if errors.Is(err, jetstream.ErrKeyExists) {
 			if e, gerr := l.kv.Get(ctx, l.cfg.Key); gerr == nil && string(e.Value()) != holder {
 				holder = string(e.Value())
-				l.cfg.Logger.Warnf("lease %s is held by %s (revision %d): waiting", l.name(), holder, e.Revision())
+				l.cfg.Logger.Infof("lease %s is held by %s (revision %d): waiting", l.name(), holder, e.Revision())
 			}
 		} else {
 			l.cfg.Logger.Warnf("lease %s: %v; retrying", l.name(), err)
@@ -340,7 +340,7 @@ func (l *Lease) Release(ctx context.Context) error {
 	if err := l.kv.Delete(ctx, l.cfg.Key, jetstream.LastRevision(rev)); err != nil {
 		return fmt.Errorf("lease %s: releasing: %w", l.name(), err)
 	}
-	l.cfg.Logger.Warnf("lease %s released", l.name())
+	l.cfg.Logger.Infof("lease %s released", l.name())
 	return nil
 }
 

@@ -113,7 +113,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return err
 	})
 	fs.UintVar(&o.ServerID, "server-id", defaultServerID, "replica server `ID` to register with")
-	fs.BoolVar(&o.Quiet, "quiet", false, "no warnings on stderr")
+	fs.BoolVar(&o.Quiet, "quiet", false, "log nothing (no progress, info or warning lines); an error still ends the run with its message")
 	fs.DurationVar(&o.ProgressEvery, "progress-every", 10*time.Second, "log a progress line (position, rows/s, lag, the snapshot's reads) every `D`; 0: never; --quiet hides it")
 	o.Lease.register(fs)
 	fs.StringVar(&o.Metrics, "metrics", "", "serve Prometheus metrics at http://`ADDR`/metrics (HOST:PORT; see docs/metrics.md)")
@@ -216,13 +216,24 @@ func cli(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 }
 
+// newLogger is the command's log on stderr: info lines (the progress
+// line, the lease taken and released, the metrics URL) and above, none
+// with --quiet.
+func newLogger(o options, stderr io.Writer) *logrus.Logger {
+	logger := clikit.NewLogger(stderr, o.Quiet)
+	if !o.Quiet {
+		logger.SetLevel(logrus.InfoLevel)
+	}
+	return logger
+}
+
 // run publishes until a signal, --stop-at-current's target or an error.
 func run(ctx context.Context, o options, stderr io.Writer) error {
 	if o.Kafka.Brokers != "" {
 		return runKafka(ctx, o, stderr)
 	}
-	logger := clikit.NewLogger(stderr, o.Quiet)
-	m, pm, err := serveMetrics(ctx, o.Metrics, o.Lease.on, logger, stderr, o.Quiet)
+	logger := newLogger(o, stderr)
+	m, pm, err := serveMetrics(ctx, o.Metrics, o.Lease.on, logger)
 	if err != nil {
 		return err
 	}

@@ -105,8 +105,8 @@ func (o options) sourceName() string {
 
 // runKafka is run for --kafka.
 func runKafka(ctx context.Context, o options, stderr io.Writer) error {
-	logger := clikit.NewLogger(stderr, o.Quiet)
-	m, pm, err := serveMetrics(ctx, o.Metrics, false, logger, stderr, o.Quiet)
+	logger := newLogger(o, stderr)
+	m, pm, err := serveMetrics(ctx, o.Metrics, false, logger)
 	if err != nil {
 		return err
 	}

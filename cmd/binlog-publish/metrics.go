@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -11,11 +10,11 @@ import (
 	"github.com/binlogstream/binlogstream/cmd/internal/metrics"
 )
 
-// serveMetrics serves --metrics ADDR until ctx ends and prints the URL
-// (the bound port, for ADDR's port 0) unless quiet; nil without the flag.
+// serveMetrics serves --metrics ADDR until ctx ends and logs the URL
+// (the bound port, for ADDR's port 0) at info; nil without the flag.
 // The log's errors become the last error. The publisher's own metrics
 // include the lease's gauge when leased (--lease).
-func serveMetrics(ctx context.Context, addr string, leased bool, logger *logrus.Logger, stderr io.Writer, quiet bool) (*metrics.Metrics, *metrics.Publish, error) {
+func serveMetrics(ctx context.Context, addr string, leased bool, logger *logrus.Logger) (*metrics.Metrics, *metrics.Publish, error) {
 	if addr == "" {
 		return nil, nil, nil
 	}
@@ -26,9 +25,7 @@ func serveMetrics(ctx context.Context, addr string, leased bool, logger *logrus.
 		return nil, nil, fmt.Errorf("--metrics: %w", err)
 	}
 	logger.AddHook(m.Hook())
-	if !quiet {
-		fmt.Fprintf(stderr, "binlog-publish: serving metrics on http://%s/metrics\n", a)
-	}
+	logger.Infof("serving metrics on http://%s/metrics", a)
 	return m, pm, nil
 }
 
