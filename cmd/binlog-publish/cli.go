@@ -114,7 +114,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	})
 	fs.UintVar(&o.ServerID, "server-id", defaultServerID, "replica server `ID` to register with")
 	fs.BoolVar(&o.Quiet, "quiet", false, "log nothing (no progress, info or warning lines); an error still ends the run with its message")
-	fs.DurationVar(&o.ProgressEvery, "progress-every", 10*time.Second, "log a progress line (position, rows/s, lag, the snapshot's reads) every `D`; 0: never; --quiet hides it")
+	fs.DurationVar(&o.ProgressEvery, "progress-every", 10*time.Second, "log a progress line (position, rows/s, lag, the snapshot's tables done, reads and rows left) every `D`; 0: never; --quiet hides it")
 	o.Lease.register(fs)
 	fs.StringVar(&o.Metrics, "metrics", "", "serve Prometheus metrics at http://`ADDR`/metrics (HOST:PORT; see docs/metrics.md)")
 	fs.StringVar(&o.SpoolDir, "spool-dir", "", "write the lines of a transaction larger than --spool-mib to an unlinked temporary file in `DIR` (default: the system's temporary directory)")
@@ -342,7 +342,11 @@ func stream(ctx context.Context, o options, flavor string, pub sink, src binlogs
 	})
 	pctx, stopProgress := context.WithCancel(ctx)
 	reported := make(chan struct{})
-	go func() { defer close(reported); reportProgress(pctx, s, &rows, logger, o.ProgressEvery) }()
+	var estimate clikit.RowEstimator
+	if o.Snapshot {
+		estimate = clikit.EstimateRows(o.DSN)
+	}
+	go func() { defer close(reported); reportProgress(pctx, s, &rows, estimate, logger, o.ProgressEvery) }()
 	err = s.Run(ctx)
 	stopProgress()
 	<-reported
@@ -404,19 +408,25 @@ func (o options) syncerConfig(d binlogstream.DSN, flavor string) binlogstream.Sy
 
 // inspect connects once to the server to detect its flavor and, for
 // --start oldest in file mode, read its oldest binlog.
-// reportProgress logs a progress line every period until ctx ends: the
-// position, the row changes published and their rate, the lag, and
-// while a snapshot runs its reads and tables left. A period of 0 logs
-// none.
-func reportProgress(ctx context.Context, s interface {
+// progressSource is what the progress line reads: the streamer.
+type progressSource interface {
 	Stats() binlogstream.Stats
 	SnapshotStats() binlogstream.SnapshotStats
-}, rows *atomic.Uint64, logger logrus.FieldLogger, period time.Duration) {
+}
+
+// reportProgress logs a progress line every period until ctx ends: the
+// position, the row changes published and their rate, the lag, and
+// while a snapshot runs (or ran this run) its tables done of those it has
+// had to read, its reads and their rate, and with estimate, the rows
+// left. A period of 0 logs none.
+func reportProgress(ctx context.Context, s progressSource, rows *atomic.Uint64, estimate clikit.RowEstimator,
+	logger logrus.FieldLogger, period time.Duration) {
 	if period <= 0 {
 		return
 	}
 	tick := time.NewTicker(period)
 	defer tick.Stop()
+	var sp clikit.SnapshotProgress
 	last, lastReads, lastAt := rows.Load(), uint64(0), time.Now()
 	for {
 		select {
@@ -428,7 +438,13 @@ func reportProgress(ctx context.Context, s interface {
 			f := logrus.Fields{"at": clikit.Describe(st.Position), "rows": n, "rows_per_s": int64(float64(n-last) / secs),
 				"lag": st.Lag.Truncate(time.Millisecond).String()}
 			if ss.Rows > 0 || ss.Tables > 0 {
-				f["snapshot_reads"], f["snapshot_reads_per_s"], f["snapshot_tables_left"] = ss.Rows, int64(float64(ss.Rows-lastReads)/secs), ss.Tables
+				sp.See(ctx, ss.Pending, estimate)
+				tables := max(sp.Tables(), ss.Tables)
+				f["snapshot_tables_done"], f["snapshot_tables"] = tables-ss.Tables, tables
+				f["snapshot_reads"], f["snapshot_reads_per_s"] = ss.Rows, int64(float64(ss.Rows-lastReads)/secs)
+				if left, ok := sp.RowsLeft(ss); ok {
+					f["snapshot_rows_left"] = left
+				}
 			}
 			logger.WithFields(f).Info("progress")
 			last, lastReads, lastAt = n, ss.Rows, now

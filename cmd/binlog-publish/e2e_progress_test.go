@@ -4,10 +4,12 @@ import (
 	"context"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	th "github.com/binlogstream/binlogstream/testhelpers"
@@ -17,16 +19,29 @@ import (
 
 // TestProgressLineShown: binlog-publish writes its progress line to
 // stderr while it runs, as the README says (msg=progress at=FILE:POS
-// rows=N ..., the snapshot's reads while one runs), and --quiet hides it.
+// rows=N ...), with the snapshot's tables done, reads and, from the
+// server's estimate of the tables' rows (information_schema.TABLES,
+// settled here by ANALYZE TABLE), the rows left: read + left is the
+// estimate on every line that shows them. --quiet hides the line.
 func TestProgressLineShown(t *testing.T) {
 	mariadb.Require(t)
 	if testing.Short() {
 		t.Skip("starts MariaDB and a 3-node NATS cluster")
 	}
-	s := mariadb.Start(t, mariadb.Options{})
+	// The statistics change only with ANALYZE TABLE: the estimate the
+	// test reads is the one binlog-publish reads.
+	s := mariadb.Start(t, mariadb.Options{ExtraArgs: []string{"--innodb-stats-auto-recalc=OFF"}})
 	s.Exec(t, "CREATE DATABASE d", "USE d",
 		"CREATE TABLE a (id INT PRIMARY KEY, pad VARCHAR(40))", "CREATE TABLE b (id INT PRIMARY KEY, pad VARCHAR(40))",
-		"INSERT INTO a SELECT seq, 'x' FROM seq_1_to_20000", "INSERT INTO b SELECT seq, 'y' FROM seq_1_to_5000")
+		"INSERT INTO a SELECT seq, 'x' FROM seq_1_to_20000", "INSERT INTO b SELECT seq, 'y' FROM seq_1_to_5000",
+		"ANALYZE TABLE a, b")
+	est := 0
+	for _, r := range s.Query(t, "SELECT TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'd'") {
+		n, err := strconv.Atoi(r[0])
+		require.NoError(t, err)
+		est += n
+	}
+	require.NotZero(t, est)
 	c := natstest.StartCluster(t, 3)
 	run := func(stream string, more ...string) string {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -42,7 +57,28 @@ func TestProgressLineShown(t *testing.T) {
 	out := run("P1")
 	line := regexp.MustCompile(`(?m)^level=info msg=progress at="?mysql-bin\.\d+:\d+"? lag=\S+ rows=\d+ rows_per_s=\d+ snapshot_reads=\d+ `)
 	require.Regexp(t, line, out)
-	t.Logf("%d progress lines, the first: %s", strings.Count(out, "msg=progress"), line.FindString(out))
+	snap := regexp.MustCompile(`snapshot_reads=(\d+) snapshot_reads_per_s=\d+(?: snapshot_rows_left=(\d+))? snapshot_tables=2 snapshot_tables_done=[012]$`)
+	var snapLines, withLeft int
+	var last string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if !strings.Contains(l, "snapshot_reads=") {
+			continue
+		}
+		m := snap.FindStringSubmatch(l)
+		require.NotNil(t, m, "a snapshot progress line: %s", l)
+		snapLines++
+		last = l
+		if m[2] != "" {
+			read, _ := strconv.Atoi(m[1])
+			left, _ := strconv.Atoi(m[2])
+			if left > 0 {
+				assert.Equal(t, est, read+left, "read + left is the estimate: %s", l)
+			}
+			withLeft++
+		}
+	}
+	require.NotZero(t, withLeft, "a line with the rows left:\n%s", out)
+	t.Logf("%d progress lines, %d with the rows left (estimate %d for 25000 rows); the last: %s", snapLines, withLeft, est, last)
 
 	require.Empty(t, run("P2", "--quiet", "--subject-prefix", "Q"), "--quiet")
 }

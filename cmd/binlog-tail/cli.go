@@ -602,7 +602,7 @@ func newTailConfig(ctx context.Context, o options, rec recovered, dir *binlogstr
 	}
 	if o.Snapshot {
 		cfg.Snapshot = clikit.Snapshot(o.Tables, o.SnapshotReaders, o.SnapshotChunkRows, o.SnapshotKeyless)
-		cfg.EstimateRows = estimateRows(o.DSN)
+		cfg.EstimateRows = clikit.EstimateRows(o.DSN)
 	}
 	if o.Format == formatDebezium {
 		dbz := o.debeziumOptions()

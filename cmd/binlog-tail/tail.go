@@ -70,7 +70,7 @@ type tailConfig struct {
 	// EstimateRows, when set, estimates the rows of snapshot tables
 	// (schema.table) for the progress line's rows left; asked once for
 	// each table the snapshot has to read.
-	EstimateRows func(ctx context.Context, tables []string) (map[string]uint64, error)
+	EstimateRows clikit.RowEstimator
 	// FlushEvery bounds how long a written line may sit in the buffer.
 	FlushEvery time.Duration
 
@@ -558,7 +558,7 @@ func (t *tailer) background(ctx context.Context, s *binlogstream.BinlogStreamer)
 			tick := time.NewTicker(every)
 			defer tick.Stop()
 			var last progressCounts
-			var sp snapshotProgress
+			var sp clikit.SnapshotProgress
 			lastAt := time.Now()
 			for {
 				select {
@@ -566,8 +566,9 @@ func (t *tailer) background(ctx context.Context, s *binlogstream.BinlogStreamer)
 					return
 				case now := <-tick.C:
 					cur := progressCounts{rows: t.rows.Load(), snap: s.SnapshotStats()}
-					sp.see(ctx, cur.snap.Pending, t.cfg.EstimateRows)
-					cur.tables, cur.estimate, cur.estimated = sp.tables(), sp.estimate, sp.known()
+					sp.See(ctx, cur.snap.Pending, t.cfg.EstimateRows)
+					cur.tables = sp.Tables()
+					cur.estimate, cur.estimated = sp.Estimate()
 					fmt.Fprintln(t.cfg.Progress, progressLine(s.Stats(), last, cur, now.Sub(lastAt)))
 					last, lastAt = cur, now
 				}
@@ -611,52 +612,6 @@ func progressLine(st binlogstream.Stats, prev, cur progressCounts, d time.Durati
 	}
 	return line
 }
-
-// snapshotProgress follows a snapshot from progress line to progress
-// line: the tables it has had to read this run (tables it adds later
-// included) and the sum of their estimated rows.
-type snapshotProgress struct {
-	seen     map[string]bool
-	estimate uint64
-	failed   bool // an estimate could not be had: no rows left shown
-}
-
-// see adds the tables of pending not seen before, with their estimate.
-func (p *snapshotProgress) see(ctx context.Context, pending []string, estimate func(context.Context, []string) (map[string]uint64, error)) {
-	var added []string
-	for _, id := range pending {
-		if !p.seen[id] {
-			added = append(added, id)
-		}
-	}
-	if len(added) == 0 {
-		return
-	}
-	if p.seen == nil {
-		p.seen = map[string]bool{}
-	}
-	for _, id := range added {
-		p.seen[id] = true
-	}
-	if estimate == nil {
-		p.failed = true
-		return
-	}
-	ectx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	rows, err := estimate(ectx, added)
-	if err != nil {
-		p.failed = true
-		return
-	}
-	for _, id := range added {
-		p.estimate += rows[id]
-	}
-}
-
-func (p *snapshotProgress) tables() int { return len(p.seen) }
-
-func (p *snapshotProgress) known() bool { return len(p.seen) > 0 && !p.failed }
 
 // onEvent is the streamer's listener: it queues the events that write
 // lines, in order. It asks cfg.crashBefore about every row here, on the

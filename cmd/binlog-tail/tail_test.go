@@ -336,35 +336,3 @@ func TestProgressLineCountsSnapshotReads(t *testing.T) {
 		progressLine(st, prev, cur, 2*time.Second))
 	assert.Equal(t, at, progressLine(st, progressCounts{rows: 100}, progressCounts{rows: 300}, 2*time.Second), "no snapshot: no snapshot part")
 }
-
-// TestSnapshotProgressEstimates: the tables the snapshot has to read are
-// estimated once each, a table it adds later adds its estimate, and
-// without an estimate (no estimator, or an error) none is shown.
-func TestSnapshotProgressEstimates(t *testing.T) {
-	var asked [][]string
-	est := func(_ context.Context, ids []string) (map[string]uint64, error) {
-		asked = append(asked, ids)
-		return map[string]uint64{"d.a": 100, "d.b": 50, "d.c": 7}, nil
-	}
-	var p snapshotProgress
-	assert.False(t, p.known(), "no table yet")
-	p.see(t.Context(), []string{"d.a", "d.b"}, est)
-	p.see(t.Context(), []string{"d.b"}, est) // d.a done
-	assert.Equal(t, 2, p.tables())
-	assert.EqualValues(t, 150, p.estimate)
-	p.see(t.Context(), []string{"d.b", "d.c", "d.x"}, est) // d.x: not listed by the server
-	assert.Equal(t, [][]string{{"d.a", "d.b"}, {"d.c", "d.x"}}, asked)
-	assert.Equal(t, 4, p.tables())
-	assert.EqualValues(t, 157, p.estimate)
-	assert.True(t, p.known())
-
-	var none snapshotProgress
-	none.see(t.Context(), []string{"d.a"}, nil)
-	assert.False(t, none.known())
-	var failed snapshotProgress
-	failed.see(t.Context(), []string{"d.a"}, func(context.Context, []string) (map[string]uint64, error) {
-		return nil, errors.New("connection refused")
-	})
-	assert.False(t, failed.known())
-	assert.Equal(t, 1, failed.tables(), "the tables are counted all the same")
-}
