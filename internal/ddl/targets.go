@@ -86,19 +86,27 @@ func Targets(db, sql string) []Key {
 			}
 		} else if f := strings.Fields(rest); len(f) > 0 {
 			keys = append(keys, parseTableName(db, strings.TrimRight(f[0], "(")))
-			if i := strings.Index(strings.ToUpper(rest), " RENAME "); i >= 0 {
-				to := strings.Fields(rest[i+8:])
+			// The first RENAME [TO|AS] name that renames the table, not
+			// a column, an index or a key.
+			for _, m := range renameRE.FindAllStringIndex(rest, -1) {
+				to := strings.Fields(rest[m[1]:])
+				if len(to) > 0 && (strings.EqualFold(to[0], "COLUMN") || strings.EqualFold(to[0], "INDEX") || strings.EqualFold(to[0], "KEY")) {
+					continue
+				}
 				if len(to) > 0 && (strings.EqualFold(to[0], "TO") || strings.EqualFold(to[0], "AS")) {
 					to = to[1:]
 				}
 				if len(to) > 0 {
 					keys = append(keys, parseTableName(db, strings.TrimRight(to[0], ",;")))
 				}
+				break
 			}
 		}
 	}
 	return keys
 }
+
+var renameRE = regexp.MustCompile(`(?i)\sRENAME\s`)
 
 var ddlTargetRE = regexp.MustCompile(`(?is)^(CREATE|ALTER|DROP|RENAME|TRUNCATE)\s+(?:OR\s+REPLACE\s+)?(?:ONLINE\s+)?(?:IGNORE\s+)?(?:TEMPORARY\s+)?(?:TABLES?|SEQUENCE)\s+(?:IF\s+(?:NOT\s+)?EXISTS\s+)?(.*)$`)
 
