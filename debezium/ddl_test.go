@@ -23,9 +23,10 @@ func ddlEvent(q string, pos uint64, changes ...binlogstream.TableChange) binlogs
 	return ev
 }
 
-// TestSchemaChangeTable: a CREATE's and an ALTER's schema change carry
-// the table as it is after the statement (defaultCharsetName,
-// primaryKeyColumnNames, each column), a DROP's the table's id alone
+// TestSchemaChangeTable: a CREATE's, an ALTER's and a RENAME's schema
+// change carry the table as it is after the statement (defaultCharsetName,
+// primaryKeyColumnNames, each column; a RENAME's under its new id alone,
+// as an ALTER), a DROP's the table's id alone
 // (no charset, key or columns, as Debezium's MySQL connector gives it),
 // with schemas on and off (testdata/ddl*.golden; go test -update rewrites
 // them).
@@ -43,13 +44,16 @@ func TestSchemaChangeTable(t *testing.T) {
 	altered := &binlogstream.Table{Schema: "app", Name: "t", PrimaryKey: []int{0}, Source: binlogstream.SchemaFromHistory,
 		Columns: append(append([]binlogstream.Column(nil), created.Columns...),
 			col("bits", "bit(12)", "bit", func(c *binlogstream.Column) { c.Length, c.Nullable = 12, false }))}
+	renamed := &binlogstream.Table{Schema: "app", Name: "u", PrimaryKey: altered.PrimaryKey, Source: altered.Source, Columns: altered.Columns}
 	evs := []binlogstream.Event{
 		ddlEvent("CREATE TABLE t (id INT UNSIGNED PRIMARY KEY, name VARCHAR(40), price DECIMAL(10,2), kind ENUM('a','it''s') CHARACTER SET latin1, "+
 			"at DATETIME(3), doc JSON, g INT AS (id + 1)) DEFAULT CHARSET=utf8mb4", 100,
 			binlogstream.TableChange{Schema: "app", Name: "t", Table: created, Charset: "utf8mb4"}),
 		ddlEvent("ALTER TABLE t ADD COLUMN bits BIT(12) NOT NULL", 200,
 			binlogstream.TableChange{Schema: "app", Name: "t", Table: altered, Charset: "utf8mb4"}),
-		ddlEvent("DROP TABLE t", 300, binlogstream.TableChange{Schema: "app", Name: "t"}),
+		ddlEvent("RENAME TABLE t TO u", 250, binlogstream.TableChange{Schema: "app", Name: "t"},
+			binlogstream.TableChange{Schema: "app", Name: "u", Table: renamed, Charset: "utf8mb4"}),
+		ddlEvent("DROP TABLE u", 300, binlogstream.TableChange{Schema: "app", Name: "u"}),
 	}
 	for _, tc := range []struct {
 		name string
@@ -60,7 +64,7 @@ func TestSchemaChangeTable(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			recs := encode(t, tc.opts, evs...)
-			require.Len(t, recs, 3)
+			require.Len(t, recs, 4)
 			var b bytes.Buffer
 			for _, r := range recs {
 				require.True(t, json.Valid(r.Value), "%s", r.Value)
@@ -95,7 +99,7 @@ func TestSchemaChangeTable(t *testing.T) {
 					Columns            []column `json:"columns"`
 				} `json:"table"`
 			}
-			var got [3][]change
+			var got [4][]change
 			for i, r := range recs {
 				require.NoError(t, json.Unmarshal(payload(t, r.Value)["tableChanges"], &got[i]))
 				require.Len(t, got[i], 1)
@@ -125,11 +129,17 @@ func TestSchemaChangeTable(t *testing.T) {
 			twelve := 12
 			assert.Equal(t, column{Name: "bits", JdbcType: -7, TypeName: "BIT", Length: &twelve, Position: 8}, a.Table.Columns[7])
 
-			assert.Equal(t, "DROP", got[2][0].Type)
-			require.NotNil(t, got[2][0].Table, "a DROP's table: its id alone")
-			assert.Empty(t, got[2][0].Table.Columns)
-			assert.Empty(t, got[2][0].Table.PK)
-			assert.Contains(t, string(payload(t, recs[2].Value)["tableChanges"]),
+			r := got[2][0]
+			assert.Equal(t, "ALTER", r.Type, "a RENAME: one ALTER, of the new name")
+			assert.Equal(t, `"app"."u"`, r.ID)
+			require.NotNil(t, r.Table)
+			assert.Equal(t, a.Table.Columns, r.Table.Columns)
+
+			assert.Equal(t, "DROP", got[3][0].Type)
+			require.NotNil(t, got[3][0].Table, "a DROP's table: its id alone")
+			assert.Empty(t, got[3][0].Table.Columns)
+			assert.Empty(t, got[3][0].Table.PK)
+			assert.Contains(t, string(payload(t, recs[3].Value)["tableChanges"]),
 				`"table":{"defaultCharsetName":null,"primaryKeyColumnNames":[],"columns":[],"comment":null}`)
 		})
 	}
@@ -141,4 +151,67 @@ func TestSchemaChangeWithoutHistory(t *testing.T) {
 	recs := encode(t, debezium.Options{}, queryEvent("app", "CREATE TABLE t (k INT PRIMARY KEY)", 100))
 	require.Len(t, recs, 1)
 	assert.Contains(t, string(recs[0].Value), `"tableChanges":[{"type":"CREATE","id":"\"app\".\"t\"","table":null}]`)
+}
+
+// TestSchemaChangeRename: as Debezium's MySQL connector has it, a table
+// rename is one ALTER of the table under its new id, with the table as
+// it is after the statement; the old name gets no entry. A RENAME of
+// several tables has one per new name, in the statement's order (a
+// swap's temporary name gone by its end: a null table), and source.table
+// names the new names. A renamed column renames no table.
+func TestSchemaChangeRename(t *testing.T) {
+	tbl := func(name string) *binlogstream.Table {
+		return &binlogstream.Table{Schema: "app", Name: name, PrimaryKey: []int{0}, Source: binlogstream.SchemaFromHistory,
+			Columns: []binlogstream.Column{col("id", "int", "int", func(c *binlogstream.Column) { c.Nullable = false })}}
+	}
+	change := func(name string, table bool) binlogstream.TableChange {
+		tc := binlogstream.TableChange{Schema: "app", Name: name}
+		if table {
+			tc.Table, tc.Charset = tbl(name), "utf8mb4"
+		}
+		return tc
+	}
+	type entry struct {
+		Type  string          `json:"type"`
+		ID    string          `json:"id"`
+		Table json.RawMessage `json:"table"`
+	}
+	for _, c := range []struct {
+		sql    string
+		ddl    []binlogstream.TableChange
+		ids    []string
+		tables []bool // whether each entry has a table
+		source string
+	}{
+		{"RENAME TABLE t TO u", []binlogstream.TableChange{change("t", false), change("u", true)},
+			[]string{`"app"."u"`}, []bool{true}, "u"},
+		{"RENAME TABLE a TO b, c TO d", []binlogstream.TableChange{change("a", false), change("b", true), change("c", false), change("d", true)},
+			[]string{`"app"."b"`, `"app"."d"`}, []bool{true, true}, "b,d"},
+		{"RENAME TABLE a TO tmp, b TO a, tmp TO b", []binlogstream.TableChange{change("a", true), change("tmp", false), change("b", true)},
+			[]string{`"app"."tmp"`, `"app"."a"`, `"app"."b"`}, []bool{false, true, true}, "tmp,a,b"},
+		{"ALTER TABLE t ADD COLUMN x INT, RENAME TO u", []binlogstream.TableChange{change("t", false), change("u", true)},
+			[]string{`"app"."u"`}, []bool{true}, "u"},
+		{"ALTER TABLE u RENAME COLUMN x TO y", []binlogstream.TableChange{change("u", true)},
+			[]string{`"app"."u"`}, []bool{true}, "u"},
+	} {
+		recs := encode(t, debezium.Options{}, ddlEvent(c.sql, 100, c.ddl...))
+		require.Len(t, recs, 1, c.sql)
+		p := payload(t, recs[0].Value)
+		var got []entry
+		require.NoError(t, json.Unmarshal(p["tableChanges"], &got), c.sql)
+		var ids []string
+		var tables []bool
+		for _, e := range got {
+			assert.Equal(t, "ALTER", e.Type, c.sql)
+			ids = append(ids, e.ID)
+			tables = append(tables, string(e.Table) != "null")
+		}
+		assert.Equal(t, c.ids, ids, c.sql)
+		assert.Equal(t, c.tables, tables, c.sql)
+		var source struct {
+			Table string `json:"table"`
+		}
+		require.NoError(t, json.Unmarshal(p["source"], &source))
+		assert.Equal(t, c.source, source.Table, c.sql)
+	}
 }

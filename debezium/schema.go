@@ -159,7 +159,8 @@ const tableColumnSchema = `{"type":"struct","fields":[` +
 // its secrets masked, to the topic named by the topic prefix.
 func (e *Encoder) appendSchemaChange(recs []Record, ev *binlogstream.Event, q *replication.QueryEvent) []Record {
 	text := ev.MaskedQuery()
-	targets := ddl.Targets(string(q.Schema), text)
+	kind := changeType(text)
+	targets := renamedTo(text, kind, ddl.Targets(string(q.Schema), text))
 	db := string(q.Schema)
 	if len(targets) > 0 && targets[0].Schema != "" {
 		db = targets[0].Schema
@@ -175,7 +176,6 @@ func (e *Encoder) appendSchemaChange(recs []Record, ev *binlogstream.Event, q *r
 		}
 		te.table = strings.Join(names, ",")
 	}
-	kind := changeType(text)
 	v := []byte(`{"source":`)
 	v = e.appendSource(v, sourceInfo{ev: ev, te: te, snapshot: SnapshotFalse, thread: int64(q.SlaveProxyID)})
 	v = append(v, `,"ts_ms":`...)
@@ -215,6 +215,24 @@ func (e *Encoder) appendSchemaChange(recs []Record, ev *binlogstream.Event, q *r
 		v = withSchema([]byte(schemaChangeValueSchema), v)
 	}
 	return append(recs, Record{Topic: e.opts.TopicPrefix, Key: k, Value: v, Row: -1, Last: true})
+}
+
+// renamedTo is the tables a statement of kind changes, from the targets
+// it names: as Debezium's MySQL connector has it, a rename is an ALTER of
+// the table under its new name only, so a RENAME TABLE keeps the new name
+// of each pair and an ALTER TABLE ... RENAME the name it renames to.
+func renamedTo(sql, kind string, targets []ddl.Key) []ddl.Key {
+	if kind != "ALTER" || len(targets) == 0 || !ddl.DropsOrRenames(sql) {
+		return targets
+	}
+	if f := strings.Fields(sql); len(f) > 0 && strings.EqualFold(f[0], "RENAME") {
+		to := make([]ddl.Key, 0, len(targets)/2)
+		for i := 1; i < len(targets); i += 2 {
+			to = append(to, targets[i])
+		}
+		return to
+	}
+	return targets[len(targets)-1:]
 }
 
 // changeType is a table change's type in tableChanges: CREATE, ALTER

@@ -16,7 +16,8 @@ import (
 // TestDebeziumDDLTable: on a live MariaDB, the schema-change events of
 // binlog-tail --format debezium carry the table as the schema history has
 // it after each statement: a CREATE's columns, an ALTER's new column, a
-// DROP's table without columns; with --schemas and without.
+// RENAME's one ALTER of the new name (as Debezium has it), a DROP's table
+// without columns; with --schemas and without.
 func TestDebeziumDDLTable(t *testing.T) {
 	mariadb.Require(t)
 	s := mariadb.Start(t, mariadb.Options{})
@@ -26,7 +27,8 @@ func TestDebeziumDDLTable(t *testing.T) {
 		"CREATE TABLE t (id INT UNSIGNED NOT NULL, v VARCHAR(20) CHARACTER SET latin1, amount DECIMAL(8,3) NOT NULL, PRIMARY KEY (id)) DEFAULT CHARSET=utf8mb4",
 		"INSERT INTO t VALUES (1, 'a', 1.5)",
 		"ALTER TABLE t ADD COLUMN kind ENUM('x','y') NULL",
-		"DROP TABLE t",
+		"RENAME TABLE t TO u",
+		"DROP TABLE u",
 	)
 	type column struct {
 		Name     string  `json:"name"`
@@ -72,13 +74,13 @@ func TestDebeziumDDLTable(t *testing.T) {
 			var tc []change
 			require.NoError(t, json.Unmarshal(v["tableChanges"], &tc))
 			for _, c := range tc {
-				if c.ID == `"d"."t"` { // the server's own statements touch other tables
+				if c.ID == `"d"."t"` || c.ID == `"d"."u"` { // the server's own statements touch other tables
 					changes = append(changes, c)
 				}
 			}
 		}
-		require.Len(t, changes, 3, "CREATE, ALTER, DROP (schemas %v)", schemas)
-		c, a, d := changes[0], changes[1], changes[2]
+		require.Len(t, changes, 4, "CREATE, ALTER, RENAME, DROP (schemas %v)", schemas)
+		c, a, rn, d := changes[0], changes[1], changes[2], changes[3]
 		require.Equal(t, "CREATE", c.Type)
 		require.NotNil(t, c.Table, "the CREATE's table")
 		assert.Equal(t, "utf8mb4", c.Table.Charset)
@@ -97,6 +99,10 @@ func TestDebeziumDDLTable(t *testing.T) {
 		}
 		assert.Equal(t, []string{"id", "v", "amount", "kind"}, names)
 		assert.True(t, a.Table.Columns[3].Optional)
+		require.Equal(t, "ALTER", rn.Type, "the RENAME")
+		require.Equal(t, `"d"."u"`, rn.ID)
+		require.NotNil(t, rn.Table, "the renamed table")
+		assert.Equal(t, a.Table.Columns, rn.Table.Columns)
 		assert.Equal(t, "DROP", d.Type)
 		require.NotNil(t, d.Table, "the DROP's table: its id alone")
 		assert.Empty(t, d.Table.Columns)
