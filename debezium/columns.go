@@ -296,7 +296,10 @@ func (s *colSchema) appendValue(b []byte, v any, nullable bool, opts *Options) (
 			}
 			switch {
 			case zero && s.conv == convZoned:
-				return zeroValue(b, nullable, `"1970-01-01T00:00:00Z"`), nil
+				// The binlog holds a zero TIMESTAMP as second 0, which
+				// ZonedTimestamp writes with the column's fractional
+				// digits, as every other value.
+				return zeroValue(b, nullable, `"`+zonedText(time.Unix(0, 0), s.fsp)+`"`), nil
 			case zero:
 				return zeroValue(b, nullable, "0"), nil
 			case s.conv == convTimestamp:

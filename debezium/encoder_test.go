@@ -102,6 +102,8 @@ var typeCases = []typeCase{
 		"Spatial types: POINT is io.debezium.data.geometry.Point {x, y, wkb, srid}; SRID 0 (unset) is null (MySqlGeometry.fromBytes)"},
 	{col("nul", "int", "int", nil), nil, `null`, "NULL is null"},
 	{col("tsz", "timestamp", "timestamp", notNull), "0000-00-00 00:00:00", `"1970-01-01T00:00:00Z"`, "Temporal types: a zero TIMESTAMP of a NOT NULL column is the epoch"},
+	{col("tsz3", "timestamp(3)", "timestamp", func(c *binlogstream.Column) { c.FSP, c.Nullable = 3, false }), "0000-00-00 00:00:00.000",
+		`"1970-01-01T00:00:00.000Z"`, "Temporal types: a zero TIMESTAMP(3) of a NOT NULL column is the epoch, with the column's 3 fractional digits as ZonedTimestamp pads every value (RowDeserializers reads the zero as epoch 0)"},
 	{col("uu", "uuid", "uuid", nil), []byte{0x12, 0x3e, 0x45, 0x67, 0xe8, 0x9b, 0x12, 0xd3, 0xa4, 0x56, 0x42, 0x66, 0x14, 0x17, 0x40, 0x00},
 		`"123e4567-e89b-12d3-a456-426614174000"`, "not a MySQL type: MariaDB's UUID as its text"},
 }
