@@ -233,8 +233,8 @@ func newFlagSet(o *options, raw *rawFlags, stderr io.Writer) *flag.FlagSet {
 		o.SnapshotKeyless, err = clikit.ParseKeyless(s)
 		return err
 	})
-	fs.BoolVar(&o.Quiet, "quiet", false, "no progress lines or warnings on stderr")
-	fs.DurationVar(&o.ProgressEvery, "progress-every", time.Second, "write a progress line (position, rows/s, lag, the snapshot's tables and rows) every `D`; 0: never")
+	fs.BoolVar(&o.Quiet, "quiet", false, "log nothing (no progress, info or warning lines); an error still ends the run with its message")
+	fs.DurationVar(&o.ProgressEvery, "progress-every", time.Second, "log a progress line (position, rows/s, lag, the snapshot's tables done, reads and rows left) every `D`; 0: never; --quiet hides it")
 	fs.BoolVar(&o.NoSnapshot, "no-schema-snapshot", false, "do not read information_schema for tables created before the stream (their rows are\n"+
 		"positional unless binlog_row_metadata=FULL); the snapshot needs SELECT on them")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the run to `FILE` (for go tool pprof)")
@@ -524,10 +524,14 @@ func checkResumeFlavor(o options, rec recovered, info serverInfo) error {
 	return fmt.Errorf("%s was written from a %s server in GTID mode; %s is %s", o.Out, rec.Resume.Flavor, from, info.Flavor)
 }
 
-// newLogger is the streamer's logger: warnings and errors to stderr, none
-// with --quiet.
+// newLogger is the command's log on stderr: info lines (the progress
+// line) and above, none with --quiet.
 func newLogger(o options, stderr io.Writer) *logrus.Logger {
-	return clikit.NewLogger(stderr, o.Quiet)
+	logger := clikit.NewLogger(stderr, o.Quiet)
+	if !o.Quiet {
+		logger.SetLevel(logrus.InfoLevel)
+	}
+	return logger
 }
 
 // syncerConfig is the dump configuration of server d, a --dsn or a
@@ -615,8 +619,8 @@ func newTailConfig(ctx context.Context, o options, rec recovered, dir *binlogstr
 	} else {
 		cfg.Start, cfg.Target, cfg.TargetNext = binlogstream.StartAt(info.Start), info.Target, info.TargetNext
 	}
-	if !o.Quiet && o.ProgressEvery > 0 {
-		cfg.Progress, cfg.ProgressEvery = stderr, o.ProgressEvery
+	if !o.Quiet {
+		cfg.ProgressEvery = o.ProgressEvery
 	}
 	return cfg, nil
 }

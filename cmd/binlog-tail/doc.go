@@ -155,9 +155,15 @@
 //   - --no-schema-snapshot: do not read information_schema; the tables
 //     created before the stream then have positional rows unless the
 //     server logs binlog_row_metadata=FULL.
-//   - --quiet: no progress line (about once a second: position, rows/s and
-//     lag, and while a snapshot runs its reads, reads/s and the tables
-//     still to read) and no reconnect warnings on stderr.
+//   - --progress-every D (default 1s; 0: never): how often the progress
+//     line is logged: level=info msg=progress with at (the position, in
+//     GTID mode "gtid SET"), rows, rows_per_s and lag, and while a
+//     snapshot runs (or ran this run) snapshot_tables_done of
+//     snapshot_tables, snapshot_reads, snapshot_reads_per_s and, from the
+//     server's estimate, snapshot_rows_left.
+//   - --quiet: log nothing (no progress, info or warning lines). Every
+//     line on stderr is otherwise a logrus line (warnings for what a user
+//     should look at, info for the rest) but the error that ends a run.
 //   - --cpuprofile FILE: write a CPU profile of the run (go tool pprof).
 //   - --demo: a self-contained crash-and-resume demo on an in-process fake
 //     server (no database needed); prints the story to stdout.

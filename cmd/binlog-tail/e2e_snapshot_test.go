@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -82,25 +84,41 @@ func TestSnapshotProgressLine(t *testing.T) {
 		"--snapshot-chunk-rows", "100", "--progress-every", "20ms")
 	require.Equal(t, 0, r.code, r.stderr)
 
-	line := regexp.MustCompile(`; snapshot: (\d) of 2 tables done, (\d+) rows read \(\d+ rows/s\)(?:, about (\d+) left|, 0 left)?$`)
 	var snapLines, withLeft int
 	var last string
+	var keys []string // of the last line with the rows left
 	for _, l := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
-		if !strings.Contains(l, "; snapshot:") {
+		f, ok := parseLogLine(l)
+		require.True(t, ok, "a logrus line: %s", l)
+		if f["msg"] != "progress" || f["snapshot_tables"] == "" {
 			continue
 		}
-		m := line.FindStringSubmatch(l)
-		require.NotNil(t, m, "a snapshot progress line: %s", l)
+		assert.Equal(t, "info", f["level"], l)
+		assert.Equal(t, "2", f["snapshot_tables"], l)
+		assert.Regexp(t, `^[0-2]$`, f["snapshot_tables_done"], l)
+		assert.Regexp(t, `^\d+$`, f["snapshot_reads_per_s"], l)
+		read, err := strconv.Atoi(f["snapshot_reads"])
+		require.NoError(t, err, l)
 		snapLines++
 		last = l
-		if m[3] != "" {
-			read, _ := strconv.Atoi(m[2])
-			left, _ := strconv.Atoi(m[3])
-			assert.Equal(t, est, read+left, "read + left is the estimate: %s", l)
+		if f["snapshot_rows_left"] != "" {
+			left, err := strconv.Atoi(f["snapshot_rows_left"])
+			require.NoError(t, err, l)
+			if f["snapshot_tables_done"] != "2" || left != 0 {
+				assert.Equal(t, est, read+left, "read + left is the estimate: %s", l)
+			}
 			withLeft++
+			keys = slices.Sorted(maps.Keys(f))
 		}
 	}
 	require.NotZero(t, withLeft, "a line with the rows left:\n%s", r.stderr)
+	// The README's example has the fields of such a line.
+	readme, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	example := regexp.MustCompile(`(?m)^level=info msg=progress .*$`).FindString(string(readme))
+	f, ok := parseLogLine(example)
+	require.True(t, ok, "the README's progress line: %q", example)
+	assert.Equal(t, keys, slices.Sorted(maps.Keys(f)), example)
 	t.Logf("%d snapshot progress lines, %d with the rows left (estimate %d for 25000 rows); the last: %s",
 		snapLines, withLeft, est, last)
 }

@@ -154,8 +154,17 @@ func TestEndToEndMariaDB(t *testing.T) {
 		time.Sleep(1200 * time.Millisecond)
 		require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
 		require.NoError(t, cmd.Wait())
-		assert.Contains(t, stderr.String(), "binlog-tail: at ")
-		assert.Contains(t, stderr.String(), "rows/s")
+		var progress int
+		for _, l := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
+			f, ok := parseLogLine(l)
+			require.True(t, ok, "a logrus line: %s", l)
+			if f["msg"] == "progress" {
+				progress++
+				assert.Regexp(t, `^mysql-bin\.\d+:\d+$`, f["at"], l)
+				assert.Regexp(t, `^\d+$`, f["rows_per_s"], l)
+			}
+		}
+		assert.NotZero(t, progress, stderr.String())
 	})
 
 	t.Run("errors", func(t *testing.T) {

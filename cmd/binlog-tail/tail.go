@@ -63,9 +63,8 @@ type tailConfig struct {
 	ReconnectBackoff     time.Duration
 	Logger               logrus.FieldLogger
 
-	// Progress receives a status line about once every ProgressEvery;
-	// nil for none.
-	Progress      io.Writer
+	// ProgressEvery is how often a progress line (clikit.Progress) is
+	// logged at info on Logger; 0 for none.
 	ProgressEvery time.Duration
 	// EstimateRows, when set, estimates the rows of snapshot tables
 	// (schema.table) for the progress line's rows left; asked once for
@@ -518,7 +517,7 @@ func (t *tailer) followTables(schema *binlogstream.SchemaConfig, from binlogstre
 func schemaPath(out string) string { return out + ".schema" }
 
 // background flushes the buffer every FlushEvery (so the file trails an
-// idle stream by at most that) and prints progress.
+// idle stream by at most that) and logs progress.
 func (t *tailer) background(ctx context.Context, s *binlogstream.BinlogStreamer) *sync.WaitGroup {
 	var wg sync.WaitGroup
 	flushEvery := t.cfg.FlushEvery
@@ -547,70 +546,14 @@ func (t *tailer) background(ctx context.Context, s *binlogstream.BinlogStreamer)
 			}
 		}
 	}()
-	if t.cfg.Progress != nil {
-		every := t.cfg.ProgressEvery
-		if every <= 0 {
-			every = time.Second
-		}
+	if t.cfg.ProgressEvery > 0 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			tick := time.NewTicker(every)
-			defer tick.Stop()
-			var last progressCounts
-			var sp clikit.SnapshotProgress
-			lastAt := time.Now()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case now := <-tick.C:
-					cur := progressCounts{rows: t.rows.Load(), snap: s.SnapshotStats()}
-					sp.See(ctx, cur.snap.Pending, t.cfg.EstimateRows)
-					cur.tables = sp.Tables()
-					cur.estimate, cur.estimated = sp.Estimate()
-					fmt.Fprintln(t.cfg.Progress, progressLine(s.Stats(), last, cur, now.Sub(lastAt)))
-					last, lastAt = cur, now
-				}
-			}
+			clikit.ReportProgress(ctx, s, t.rows.Load, t.cfg.EstimateRows, t.cfg.Logger, t.cfg.ProgressEvery)
 		}()
 	}
 	return &wg
-}
-
-// progressCounts is what the progress line counts: row changes written,
-// and the snapshot's reads and tables; tables is how many the snapshot
-// has had to read this run, and estimate (when estimated) their rows.
-type progressCounts struct {
-	rows      uint64
-	snap      binlogstream.SnapshotStats
-	tables    int
-	estimate  uint64
-	estimated bool
-}
-
-// progressLine is the progress line for cur, counted since prev, d ago:
-// the position, the row changes and their rate, the lag, and while a
-// snapshot is read or was this run, its tables done, its rows read and
-// their rate, and with an estimate of the tables' rows, the rows left.
-func progressLine(st binlogstream.Stats, prev, cur progressCounts, d time.Duration) string {
-	per := func(n, was uint64) float64 { return float64(n-was) / d.Seconds() }
-	line := fmt.Sprintf("binlog-tail: at %s, %d rows (%.0f rows/s), lag %s",
-		clikit.Describe(st.Position), cur.rows, per(cur.rows, prev.rows), st.Lag.Truncate(time.Millisecond))
-	if cur.snap.Rows == 0 && cur.snap.Tables == 0 {
-		return line
-	}
-	tables := max(cur.tables, cur.snap.Tables)
-	line += fmt.Sprintf("; snapshot: %d of %d tables done, %d rows read (%.0f rows/s)",
-		tables-cur.snap.Tables, tables, cur.snap.Rows, per(cur.snap.Rows, prev.snap.Rows))
-	switch {
-	case !cur.estimated:
-	case cur.snap.Tables == 0:
-		line += ", 0 left"
-	case cur.estimate > cur.snap.Rows:
-		line += fmt.Sprintf(", about %d left", cur.estimate-cur.snap.Rows)
-	}
-	return line
 }
 
 // onEvent is the streamer's listener: it queues the events that write

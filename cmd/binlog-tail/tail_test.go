@@ -313,26 +313,3 @@ func TestStartWriteback(t *testing.T) {
 	assert.Error(t, startWriteback(w))
 	assert.ErrorIs(t, flushData(w), errors.ErrUnsupported)
 }
-
-// TestProgressLineCountsSnapshotReads: the progress line counts the
-// snapshot's tables done and rows read while one runs, and not
-// otherwise, with the rows left when the tables' rows were estimated:
-// none once the reads passed the estimate, 0 once every table is read.
-func TestProgressLineCountsSnapshotReads(t *testing.T) {
-	st := binlogstream.Stats{Position: binlogstream.StartAt(binlogstream.Position{File: "mysql-bin.000002", Offset: 1200}), Lag: 1500 * time.Millisecond}
-	prev := progressCounts{rows: 100, snap: binlogstream.SnapshotStats{Rows: 20_000, Tables: 2}}
-	cur := progressCounts{rows: 300, snap: binlogstream.SnapshotStats{Rows: 100_000, Tables: 1}, tables: 3}
-	const at = "binlog-tail: at mysql-bin.000002:1200, 300 rows (100 rows/s), lag 1.5s"
-	assert.Equal(t, at+"; snapshot: 2 of 3 tables done, 100000 rows read (40000 rows/s)",
-		progressLine(st, prev, cur, 2*time.Second), "no estimate")
-	cur.estimate, cur.estimated = 125_000, true
-	assert.Equal(t, at+"; snapshot: 2 of 3 tables done, 100000 rows read (40000 rows/s), about 25000 left",
-		progressLine(st, prev, cur, 2*time.Second))
-	cur.estimate = 90_000
-	assert.Equal(t, at+"; snapshot: 2 of 3 tables done, 100000 rows read (40000 rows/s)",
-		progressLine(st, prev, cur, 2*time.Second), "past the estimate: no rows left shown while a table is to read")
-	cur.snap.Tables = 0
-	assert.Equal(t, at+"; snapshot: 3 of 3 tables done, 100000 rows read (40000 rows/s), 0 left",
-		progressLine(st, prev, cur, 2*time.Second))
-	assert.Equal(t, at, progressLine(st, progressCounts{rows: 100}, progressCounts{rows: 300}, 2*time.Second), "no snapshot: no snapshot part")
-}
