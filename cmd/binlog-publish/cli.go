@@ -406,50 +406,12 @@ func (o options) syncerConfig(d binlogstream.DSN, flavor string) binlogstream.Sy
 	return cfg
 }
 
-// inspect connects once to the server to detect its flavor and, for
-// --start oldest in file mode, read its oldest binlog.
-// progressSource is what the progress line reads: the streamer.
-type progressSource interface {
-	Stats() binlogstream.Stats
-	SnapshotStats() binlogstream.SnapshotStats
-}
-
-// reportProgress logs a progress line every period until ctx ends: the
-// position, the row changes published and their rate, the lag, and
-// while a snapshot runs (or ran this run) its tables done of those it has
-// had to read, its reads and their rate, and with estimate, the rows
-// left. A period of 0 logs none.
-func reportProgress(ctx context.Context, s progressSource, rows *atomic.Uint64, estimate clikit.RowEstimator,
+// reportProgress logs clikit's progress line every period until ctx
+// ends: the position, the row changes published and their rate, the lag,
+// and the snapshot's progress. A period of 0 logs none.
+func reportProgress(ctx context.Context, s clikit.ProgressSource, rows *atomic.Uint64, estimate clikit.RowEstimator,
 	logger logrus.FieldLogger, period time.Duration) {
-	if period <= 0 {
-		return
-	}
-	tick := time.NewTicker(period)
-	defer tick.Stop()
-	var sp clikit.SnapshotProgress
-	last, lastReads, lastAt := rows.Load(), uint64(0), time.Now()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case now := <-tick.C:
-			st, ss, n := s.Stats(), s.SnapshotStats(), rows.Load()
-			secs := now.Sub(lastAt).Seconds()
-			f := logrus.Fields{"at": clikit.Describe(st.Position), "rows": n, "rows_per_s": int64(float64(n-last) / secs),
-				"lag": st.Lag.Truncate(time.Millisecond).String()}
-			if ss.Rows > 0 || ss.Tables > 0 {
-				sp.See(ctx, ss.Pending, estimate)
-				tables := max(sp.Tables(), ss.Tables)
-				f["snapshot_tables_done"], f["snapshot_tables"] = tables-ss.Tables, tables
-				f["snapshot_reads"], f["snapshot_reads_per_s"] = ss.Rows, int64(float64(ss.Rows-lastReads)/secs)
-				if left, ok := sp.RowsLeft(ss); ok {
-					f["snapshot_rows_left"] = left
-				}
-			}
-			logger.WithFields(f).Info("progress")
-			last, lastReads, lastAt = n, ss.Rows, now
-		}
-	}
+	clikit.ReportProgress(ctx, s, rows.Load, estimate, logger, period)
 }
 
 // openSource connects the source. A sink that holds nothing yet
@@ -487,6 +449,8 @@ func openSource(ctx context.Context, o options, tables clikit.ServerTables, logg
 	return flavor, src, st, nil
 }
 
+// inspect connects once to the server to detect its flavor and, for
+// --start oldest in file mode, read its oldest binlog.
 func inspect(ctx context.Context, o options) (flavor string, oldest binlogstream.Position, err error) {
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
