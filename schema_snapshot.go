@@ -12,6 +12,7 @@ import (
 	"github.com/binlogstream/binlogstream/internal/charset"
 	"github.com/binlogstream/binlogstream/internal/ddl"
 	"github.com/binlogstream/binlogstream/internal/schema"
+	"github.com/binlogstream/binlogstream/internal/sqlconn"
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
 )
@@ -413,7 +414,7 @@ func (s *SyncerSource) queryConn(ctx context.Context) (*client.Conn, func(), err
 	// at once race inside go-mysql.
 	return conn, func() {
 		if stop() {
-			_ = conn.Close()
+			_ = sqlconn.Close(conn)
 		}
 	}, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/binlogstream/binlogstream/internal/readahead"
 	"github.com/binlogstream/binlogstream/internal/rows"
+	"github.com/binlogstream/binlogstream/internal/sqlconn"
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
@@ -598,7 +599,7 @@ func deniedHint(ctx context.Context, d DSN, err error, tc *tls.Config) error {
 	if perr != nil {
 		return err
 	}
-	_ = conn.Close()
+	_ = sqlconn.Close(conn)
 	return &hintError{err: err, hint: "the server accepts these credentials over TLS only (require_secure_transport): add tls=true to the DSN"}
 }
 
@@ -619,7 +620,11 @@ func (s *SyncerSource) connect(ctx context.Context) (conn *client.Conn, done fun
 	}
 	s.noteFlavor(conn)
 	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
-	return conn, func() { stop(); _ = conn.Close() }, nil
+	return conn, func() {
+		if stop() {
+			_ = sqlconn.Close(conn)
+		}
+	}, nil
 }
 
 // BinaryLogs lists the binlog files the server has (SHOW BINARY LOGS),

@@ -20,6 +20,7 @@ import (
 	"github.com/binlogstream/binlogstream"
 	"github.com/binlogstream/binlogstream/cmd/internal/clikit"
 	"github.com/binlogstream/binlogstream/cmd/internal/metrics"
+	"github.com/binlogstream/binlogstream/internal/sqlconn"
 	"github.com/binlogstream/binlogstream/publish"
 )
 
@@ -458,7 +459,7 @@ func inspect(ctx context.Context, o options) (flavor string, oldest binlogstream
 	if err != nil {
 		return "", oldest, err
 	}
-	defer c.Close()
+	defer func() { _ = sqlconn.Close(c) }()
 	flavor = mysql.MySQLFlavor
 	if strings.Contains(c.GetServerVersion(), "MariaDB") {
 		flavor = mysql.MariaDBFlavor

@@ -14,6 +14,7 @@ import (
 
 	"github.com/binlogstream/binlogstream"
 	"github.com/binlogstream/binlogstream/cmd/internal/clikit"
+	"github.com/binlogstream/binlogstream/internal/sqlconn"
 )
 
 type options struct {
@@ -279,7 +280,7 @@ func replicate(ctx context.Context, log *logrus.Logger, o *options, stderr io.Wr
 	}
 	defer func() {
 		if src != nil {
-			_ = src.Close()
+			_ = sqlconn.Close(src)
 		}
 	}()
 	flavor := mysql.MySQLFlavor
@@ -331,7 +332,7 @@ func replicate(ctx context.Context, log *logrus.Logger, o *options, stderr io.Wr
 			}
 		}
 	}
-	_ = src.Close()
+	_ = sqlconn.Close(src)
 	src = nil
 	if o.verifyOnly {
 		return verifyOnly(ctx, log, o, m, tgt, tables, start, flavor, stderr)

@@ -8,6 +8,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/client"
 
 	"github.com/binlogstream/binlogstream"
+	"github.com/binlogstream/binlogstream/internal/sqlconn"
 )
 
 // schemaStore keeps the streamer's schema history (binlogstream.SchemaStore)
@@ -29,7 +30,7 @@ func openSchemaStore(ctx context.Context, dsn binlogstream.DSN, tgt *target) (*s
 	return &schemaStore{conn: c, table: tgt.stateTable("schema_history"), name: tgt.name}, nil
 }
 
-func (s *schemaStore) close() { _ = s.conn.Close() }
+func (s *schemaStore) close() { _ = sqlconn.Close(s.conn) }
 
 // Load returns the records appended so far, in order.
 func (s *schemaStore) Load() ([]binlogstream.SchemaRecord, error) {

@@ -12,6 +12,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/binlogstream/binlogstream"
+	"github.com/binlogstream/binlogstream/internal/sqlconn"
 )
 
 // connect opens a query connection. foundRows makes UPDATE report the rows
@@ -120,7 +121,7 @@ func (t *target) close() {
 	for _, s := range t.stmts {
 		_ = s.Close()
 	}
-	_ = t.conn.Close()
+	_ = sqlconn.Close(t.conn)
 }
 
 // exec runs q with args through a prepared statement kept for the session.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/binlogstream/binlogstream"
 	"github.com/binlogstream/binlogstream/cmd/internal/metrics"
+	"github.com/binlogstream/binlogstream/internal/sqlconn"
 )
 
 // errDifferences ends a run whose verification found differences and
@@ -252,7 +253,7 @@ func newVerifier(o *options, log logrus.FieldLogger, m *metrics.Metrics, tables 
 func (v *verifier) close() {
 	_ = v.rep.close()
 	if v.tconn != nil {
-		_ = v.tconn.Close()
+		_ = sqlconn.Close(v.tconn)
 	}
 }
 

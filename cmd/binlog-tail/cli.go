@@ -18,6 +18,7 @@ import (
 
 	"github.com/binlogstream/binlogstream"
 	"github.com/binlogstream/binlogstream/cmd/internal/clikit"
+	"github.com/binlogstream/binlogstream/internal/sqlconn"
 )
 
 // defaultServerID is the replica id binlog-tail registers with unless
@@ -818,7 +819,7 @@ func inspectServer(ctx context.Context, o options, needStart bool) (serverInfo, 
 	if err != nil {
 		return info, err
 	}
-	defer c.Close()
+	defer func() { _ = sqlconn.Close(c) }()
 	if info.Flavor == "" {
 		info.Flavor = mysql.MySQLFlavor
 		if strings.Contains(c.GetServerVersion(), "MariaDB") {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/binlogstream/binlogstream"
+	"github.com/binlogstream/binlogstream/internal/sqlconn"
 )
 
 // RowEstimator estimates the rows of tables (schema.table); a table it
@@ -22,7 +23,7 @@ func EstimateRows(d binlogstream.DSN) RowEstimator {
 		if err != nil {
 			return nil, err
 		}
-		defer c.Close()
+		defer func() { _ = sqlconn.Close(c) }()
 		args := make([]any, len(tables))
 		for i, t := range tables {
 			args[i] = t

@@ -10,6 +10,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/client"
 
 	"github.com/binlogstream/binlogstream"
+	"github.com/binlogstream/binlogstream/internal/sqlconn"
 )
 
 // ServerTables is what a server says about its tables, for checking the
@@ -32,7 +33,7 @@ func ReadServerTables(ctx context.Context, d binlogstream.DSN) (ServerTables, er
 	if err != nil {
 		return ServerTables{}, err
 	}
-	defer c.Close()
+	defer func() { _ = sqlconn.Close(c) }()
 	return QueryServerTables(c)
 }
 
