@@ -43,12 +43,14 @@ func Messages(t testing.TB, js jetstream.JetStream, stream string) []*nats.Msg {
 // read hands every message of stream, in order, to f.
 func read(t testing.TB, js jetstream.JetStream, stream string, f func(jetstream.Msg)) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	var info *jetstream.StreamInfo
 	var c jetstream.Consumer
-	// Right after a node's restart the cluster may not answer yet.
-	deadline := time.Now().Add(60 * time.Second)
+	// Right after a node's restart the cluster may not answer yet; on a
+	// loaded machine, with race-detector builds, its stream leader's
+	// election after two leader kills has taken over a minute.
+	deadline := time.Now().Add(3 * time.Minute)
 	for {
 		s, err := js.Stream(ctx, stream)
 		if err == nil {
