@@ -348,6 +348,34 @@ func BenchmarkTokenAppend(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(100*b.N), "ns/token")
 		})
 	}
+	// The tokens of a snapshot's rows (a BIGINT key, one more table to
+	// read), through AppendText and through one TokenWriter (binlog-tail's
+	// read lines).
+	keys := make([]any, 8192)
+	for i := range keys {
+		keys[i] = int64(100_000 + i)
+	}
+	reads := binlogstream.WithSnapshotRows(file, keys, true)
+	b.Run("snapshot-rows", func(b *testing.B) {
+		var buf []byte
+		b.ReportAllocs()
+		k := 0
+		for b.Loop() {
+			buf, _ = reads[k%len(reads)].AppendText(buf[:0])
+			k++
+		}
+		b.ReportMetric(float64(len(buf)), "token-bytes")
+	})
+	b.Run("snapshot-rows-writer", func(b *testing.B) {
+		var w binlogstream.TokenWriter
+		var buf []byte
+		b.ReportAllocs()
+		k := 0
+		for b.Loop() {
+			buf = w.Append(buf[:0], reads[k%len(reads)])
+			k++
+		}
+	})
 	// The same on the events of a real stream, 100 rows each, in file and
 	// GTID mode: the tokens after each row through AppendAfterRows, and
 	// through Append of ResumeAfterRows.

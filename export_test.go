@@ -249,6 +249,26 @@ func WithSnapshotSample(r ResumePosition) ResumePosition {
 	return r
 }
 
+// WithSnapshotRows returns r carrying the snapshot state after each of
+// keys (one key column) was delivered in table app.a; with others, tables
+// app.b and app.c, still to read, follow its key in the state.
+func WithSnapshotRows(r ResumePosition, keys []any, others bool) []ResumePosition {
+	st := snapshot.New(snapStateCfg)
+	st.Add("app.a")
+	if others {
+		st.Add("app.b")
+		st.Add("app.c")
+	}
+	st.Start("app.a", snapshot.Pos{}, true)
+	out := make([]ResumePosition, len(keys))
+	for i, k := range keys {
+		st.Delivered("app.a", snapshot.Key{Raw: []any{k}})
+		out[i] = r
+		out[i].snap = string(st.Append(nil))
+	}
+	return out
+}
+
 // SnapshotRunning reports whether s holds a snapshot component. Call it
 // on Run's goroutine (from a listener).
 func SnapshotRunning(s *BinlogStreamer) bool { return s.snap != nil }

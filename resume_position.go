@@ -284,6 +284,7 @@ type TokenWriter struct {
 	crc     uint32 // crcUpdate state after prev[:k]
 	text    []byte // base64 of prev[:k]
 	payload []byte // where Append builds a payload (a GTID set can be long)
+	last    []byte // the payload of the last Append
 
 	// AppendAfterRows: the event the state is for (its position before
 	// its rows), and the payload bytes after prev[:k] up to the row count
@@ -333,7 +334,7 @@ func (w *TokenWriter) AppendAfterRows(dst []byte, ev *Event, n int) []byte {
 // count (head: its checksum state and base64 text, and the bytes past the
 // last whole base64 group) and the bytes after it that do not change.
 func (w *TokenWriter) keepHead(r *ResumePosition, head, tail []byte) {
-	w.payload, w.tail = head[:0], tail
+	w.payload, w.tail, w.last = head[:0], tail, w.last[:0]
 	w.keep(head[:len(head)/3*3])
 	w.rowsOf = *r
 	w.head = append(w.head[:0], head[w.k:]...)
@@ -360,20 +361,58 @@ func (w *TokenWriter) appendWithRest(dst, rest []byte) []byte {
 	return base64.RawURLEncoding.AppendEncode(dst, rest)
 }
 
-// Append appends r's token to dst.
+// Append appends r's token to dst. What it keeps is the start r's
+// payload shares with the payload of the Append before: consecutive
+// positions differ at one place (a row count, or the boundary key of a
+// snapshot's rows, with the tables after it), and the next position
+// mostly differs at the same place.
 func (w *TokenWriter) Append(dst []byte, r ResumePosition) []byte {
 	if r.IsZero() {
 		return dst
 	}
 	b := r.appendPayload(w.payload[:0])
 	b = slices.Grow(b, 4) // the checksum goes after it
-	w.payload = b[:0]
-	if w.text == nil || len(b) < w.k || !bytes.Equal(b[:w.k], w.prev[:w.k]) {
-		// Another event: keep all but the last 16 bytes (where the row
-		// counts are, and a GTID token's fingerprint).
+	kept := w.text != nil && len(b) >= w.k && bytes.Equal(b[:w.k], w.prev[:w.k])
+	shared := 0
+	switch {
+	case !kept:
+		shared = commonPrefix(b, w.last) / 3 * 3
+	case len(b) >= w.k+keepGain && len(w.last) >= w.k:
+		// w.last[:w.k] is w.prev[:w.k] (keepHead empties w.last).
+		shared = (w.k + commonPrefix(b[w.k:], w.last[w.k:])) / 3 * 3
+	}
+	// The two buffers change roles: b is the payload the next Append
+	// compares with.
+	w.payload, w.last = w.last[:0], b
+	switch {
+	case kept && shared < w.k+keepGain:
+	case shared >= keepGain:
+		w.keep(b[:shared])
+	case !kept:
+		// Nothing shared with the token before: keep all but the last
+		// 16 bytes (where the row counts are, and a GTID token's
+		// fingerprint).
 		w.keep(b[:max(len(b)-16, 0)/3*3])
 	}
 	return w.appendWithRest(dst, b[w.k:])
+}
+
+// keepGain is the shared bytes beyond those kept that make Append keep
+// again: keeping encodes the shared bytes once more, which pays when the
+// tokens after share them too.
+const keepGain = 12
+
+// commonPrefix is the length of the start a and b share.
+func commonPrefix(a, b []byte) int {
+	n := min(len(a), len(b))
+	i := 0
+	for i+8 <= n && binary.LittleEndian.Uint64(a[i:]) == binary.LittleEndian.Uint64(b[i:]) {
+		i += 8
+	}
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
 }
 
 // crcIEEE is crc32.ChecksumIEEE, eight bytes a step (slicing-by-8): the

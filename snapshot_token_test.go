@@ -1,6 +1,9 @@
 package binlogstream_test
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -30,4 +33,54 @@ func TestSnapshotTokenRoundTrip(t *testing.T) {
 	// Tokens without a snapshot encode as before.
 	plain := sampleResumePositions()[0]
 	assert.False(t, strings.Contains(plain.String(), binlogstream.WithSnapshotSample(plain).String()[5:12]))
+}
+
+// TestTokenWriterSnapshotRows: the tokens of a snapshot's rows (each
+// with its boundary key: integers whose encoding grows, strings of
+// varying length, a key followed by the tables still to read) through
+// one TokenWriter are AppendText's to the byte, in order, shuffled and
+// between tokens of the binlog, and the rows of one chunk cost no
+// allocation once the writer has grown.
+func TestTokenWriterSnapshotRows(t *testing.T) {
+	var ints, strs, bins []any
+	for i := range 20_000 {
+		ints = append(ints, int64(i*7-50))
+		strs = append(strs, fmt.Sprintf("customer-%d", i*13))
+		bins = append(bins, []byte(strings.Repeat("k", i%40)))
+	}
+	var all []binlogstream.ResumePosition
+	for _, r := range sampleResumePositions() {
+		for _, keys := range [][]any{ints, strs, bins} {
+			for _, others := range []bool{false, true} {
+				all = append(all, binlogstream.WithSnapshotRows(r, keys[:2_000], others)...)
+			}
+		}
+		// A few rows of a chunk, then a line of the binlog.
+		rows := binlogstream.WithSnapshotRows(r, ints, true)
+		for i := 0; i+50 <= len(rows); i += 1_000 {
+			all = append(all, rows[i:i+50]...)
+			all = append(all, r)
+		}
+	}
+	check := func(order []binlogstream.ResumePosition) {
+		var w binlogstream.TokenWriter
+		var got []byte
+		for _, r := range order {
+			want, err := r.AppendText(nil)
+			require.NoError(t, err)
+			got = w.Append(got[:0], r)
+			require.Equal(t, string(want), string(got), "%s", r)
+		}
+	}
+	check(all)
+	shuffled := slices.Clone(all)
+	rand.New(rand.NewPCG(4, 4)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+	check(shuffled)
+
+	rows := binlogstream.WithSnapshotRows(sampleResumePositions()[4], strs, true)
+	var w binlogstream.TokenWriter
+	var got []byte
+	k := 0
+	got = w.Append(got[:0], rows[0])
+	assert.Zero(t, testing.AllocsPerRun(1000, func() { got = w.Append(got[:0], rows[k%len(rows)]); k++ }))
 }

@@ -57,8 +57,9 @@ func appendRowHead(b []byte, kind string, re *replication.RowsEvent, tbl *binlog
 }
 
 // appendReadLine: a row a snapshot read, as a row line of type "read"
-// without "before"; tf is the table's tableFormat.
-func appendReadLine(b []byte, r *binlogstream.SnapshotRead, ev *binlogstream.Event, tf *tableFormat) []byte {
+// without "before"; tf is the table's tableFormat. Its token goes through
+// w: the tokens of a chunk's rows differ only in the boundary key.
+func appendReadLine(w *binlogstream.TokenWriter, b []byte, r *binlogstream.SnapshotRead, ev *binlogstream.Event, tf *tableFormat) []byte {
 	b = append(b, `{"type":"read","schema":`...)
 	b = appendString(b, ev.Table.Schema)
 	b = append(b, `,"table":`...)
@@ -66,7 +67,9 @@ func appendReadLine(b []byte, r *binlogstream.SnapshotRead, ev *binlogstream.Eve
 	b = append(b, `,"row":`...)
 	b = appendRowImages(b, ev.Table, tf, nil, r.Row, nil, absentTail(r.Row))
 	b = appendTailHead(b, ev)
-	return appendToken(b, ev.Resume)
+	b = append(b, '"')
+	b = w.Append(b, ev.Resume)
+	return append(b, "\"}\n"...)
 }
 
 // absentTail lists the Absent values a read row ends with (the hidden

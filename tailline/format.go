@@ -14,7 +14,7 @@ import (
 // the row lines of one table share (the table's tableFormat) and the
 // scratch of the per-event parts; one Formatter serves one goroutine.
 type Formatter struct {
-	tokens binlogstream.TokenWriter // for the row lines' tokens
+	tokens binlogstream.TokenWriter // for the row and read lines' tokens
 	head   []byte                   // the rows event's per-line prefix and tail
 	tail   []byte
 	// The last table this Formatter wrote rows of, and its tableFormat.
@@ -36,7 +36,7 @@ func (f *Formatter) AppendEvent(b []byte, ev *binlogstream.Event, partial map[in
 		if ev.Table != f.tfOf {
 			f.tfOf, f.tf = ev.Table, newTableFormat(ev.Table)
 		}
-		return appendReadLine(b, e, ev, f.tf), 1, len(b)
+		return appendReadLine(&f.tokens, b, e, ev, f.tf), 1, len(b)
 	case *replication.TableMapEvent:
 		return AppendTableLine(b, e, ev.Table, ev), 1, len(b)
 	case *replication.QueryEvent:
