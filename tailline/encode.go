@@ -57,18 +57,31 @@ func appendRowHead(b []byte, kind string, re *replication.RowsEvent, tbl *binlog
 }
 
 // appendReadLine: a row a snapshot read, as a row line of type "read"
-// without "before"; tf is the table's tableFormat. Its token goes through
-// w: the tokens of a chunk's rows differ only in the boundary key.
-func appendReadLine(w *binlogstream.TokenWriter, b []byte, r *binlogstream.SnapshotRead, ev *binlogstream.Event, tf *tableFormat) []byte {
-	b = append(b, `{"type":"read","schema":`...)
-	b = appendString(b, ev.Table.Schema)
-	b = append(b, `,"table":`...)
-	b = appendString(b, ev.Table.Name)
-	b = append(b, `,"row":`...)
-	b = appendRowImages(b, ev.Table, tf, nil, r.Row, nil, absentTail(r.Row))
-	b = appendTailHead(b, ev)
+// without "before". What the lines of a chunk's rows share is written
+// once per table (the start, up to the row) and once per position (the
+// fields after the row); each token goes through f.tokens: the tokens of
+// a chunk's rows differ only in the boundary key.
+func (f *Formatter) appendReadLine(b []byte, r *binlogstream.SnapshotRead, ev *binlogstream.Event) []byte {
+	if ev.Table != f.tfOf {
+		f.tfOf, f.tf = ev.Table, newTableFormat(ev.Table)
+	}
+	if ev.Table != f.readOf {
+		f.readOf = ev.Table
+		f.readHead = append(f.readHead[:0], `{"type":"read","schema":`...)
+		f.readHead = appendString(f.readHead, ev.Table.Schema)
+		f.readHead = append(f.readHead, `,"table":`...)
+		f.readHead = appendString(f.readHead, ev.Table.Name)
+		f.readHead = append(f.readHead, `,"row":`...)
+	}
+	if f.readTail == nil || ev.End != f.readEnd || ev.GTID != f.readGTID {
+		f.readEnd, f.readGTID = ev.End, ev.GTID
+		f.readTail = appendTailHead(f.readTail[:0], ev)
+	}
+	b = append(b, f.readHead...)
+	b = appendRowImages(b, ev.Table, f.tf, nil, r.Row, nil, absentTail(r.Row))
+	b = append(b, f.readTail...)
 	b = append(b, '"')
-	b = w.Append(b, ev.Resume)
+	b = f.tokens.Append(b, ev.Resume)
 	return append(b, "\"}\n"...)
 }
 

@@ -20,6 +20,13 @@ type Formatter struct {
 	// The last table this Formatter wrote rows of, and its tableFormat.
 	tfOf *binlogstream.Table
 	tf   *tableFormat
+	// The read lines' start, up to the row, for the table readOf; and the
+	// fields after the row, for the position readEnd and GTID readGTID.
+	readOf   *binlogstream.Table
+	readHead []byte
+	readTail []byte
+	readEnd  binlogstream.Position
+	readGTID string
 }
 
 // AppendEvent appends the lines of ev: one per row change of a rows
@@ -33,10 +40,7 @@ func (f *Formatter) AppendEvent(b []byte, ev *binlogstream.Event, partial map[in
 	case *replication.RowsEvent:
 		return f.appendRows(b, ev, e, partial, limit)
 	case *binlogstream.SnapshotRead:
-		if ev.Table != f.tfOf {
-			f.tfOf, f.tf = ev.Table, newTableFormat(ev.Table)
-		}
-		return appendReadLine(&f.tokens, b, e, ev, f.tf), 1, len(b)
+		return f.appendReadLine(b, e, ev), 1, len(b)
 	case *replication.TableMapEvent:
 		return AppendTableLine(b, e, ev.Table, ev), 1, len(b)
 	case *replication.QueryEvent:
