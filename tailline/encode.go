@@ -56,12 +56,14 @@ func appendRowHead(b []byte, kind string, re *replication.RowsEvent, tbl *binlog
 	return append(b, `,"row":`...)
 }
 
-// appendReadLine: a row a snapshot read, as a row line of type "read"
-// without "before". What the lines of a chunk's rows share is written
-// once per table (the start, up to the row) and once per position (the
-// fields after the row); each token goes through f.tokens: the tokens of
-// a chunk's rows differ only in the boundary key.
-func (f *Formatter) appendReadLine(b []byte, r *binlogstream.SnapshotRead, ev *binlogstream.Event) []byte {
+// AppendRead appends the line of r, a row a snapshot read, as a row line
+// of type "read" without "before": with the table and the position of ev
+// (a read of the same chunk, or r's own event) and the token of resume.
+// What the lines of a chunk's rows share is written once per table (the
+// start, up to the row) and once per position (the fields after the
+// row); each token goes through f.tokens: the tokens of a chunk's rows
+// differ only in the boundary key.
+func (f *Formatter) AppendRead(b []byte, ev *binlogstream.Event, r *binlogstream.SnapshotRead, resume binlogstream.ResumePosition) []byte {
 	if ev.Table != f.tfOf {
 		f.tfOf, f.tf = ev.Table, newTableFormat(ev.Table)
 	}
@@ -81,7 +83,7 @@ func (f *Formatter) appendReadLine(b []byte, r *binlogstream.SnapshotRead, ev *b
 	b = appendRowImages(b, ev.Table, f.tf, nil, r.Row, nil, absentTail(r.Row))
 	b = append(b, f.readTail...)
 	b = append(b, '"')
-	b = f.tokens.Append(b, ev.Resume)
+	b = f.tokens.Append(b, resume)
 	return append(b, "\"}\n"...)
 }
 

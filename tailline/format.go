@@ -40,7 +40,7 @@ func (f *Formatter) AppendEvent(b []byte, ev *binlogstream.Event, partial map[in
 	case *replication.RowsEvent:
 		return f.appendRows(b, ev, e, partial, limit)
 	case *binlogstream.SnapshotRead:
-		return f.appendReadLine(b, e, ev), 1, len(b)
+		return f.AppendRead(b, ev, e, ev.Resume), 1, len(b)
 	case *replication.TableMapEvent:
 		return AppendTableLine(b, e, ev.Table, ev), 1, len(b)
 	case *replication.QueryEvent:

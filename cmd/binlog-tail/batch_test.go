@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/binlogstream/binlogstream"
+	"github.com/binlogstream/binlogstream/tailline"
 )
 
 // TestSnapshotReadsBatched: a chunk's reads cross the pipeline in
@@ -55,4 +56,47 @@ func TestSnapshotReadsBatched(t *testing.T) {
 		require.Contains(t, string(lines[i]), w, "line %d", i)
 	}
 	require.Equal(t, uint64(chunk), tr.rows.Load())
+}
+
+// TestSnapshotReadsBatchKeepsTheirPlace: a batch holds the reads of one
+// table at one position; a read of another table or at another position
+// (reads of a snapshot's chunks that come without a chunk's end between
+// them) writes its own table, position and token, not those of the
+// batch's first read.
+func TestSnapshotReadsBatchKeepsTheirPlace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "out.jsonl")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	defer f.Close()
+	tr := &tailer{f: f, w: bufio.NewWriter(f), stop: func() {}}
+	tr.startPipeline()
+	cols := []binlogstream.Column{{Name: "id", Type: "bigint", DataType: "bigint"}}
+	t1 := &binlogstream.Table{Schema: "d", Name: "t1", Columns: cols}
+	t2 := &binlogstream.Table{Schema: "d", Name: "t2", Columns: cols}
+	hdr := &replication.EventHeader{EventType: replication.UNKNOWN_EVENT}
+	read := func(tbl *binlogstream.Table, i int, at binlogstream.Position, gtid string) binlogstream.Event {
+		be := &replication.BinlogEvent{Header: hdr, Event: &binlogstream.SnapshotRead{Row: []any{int64(i)}}}
+		r := binlogstream.StartAt(binlogstream.Position{File: at.File, Offset: at.Offset + uint64(i)})
+		return binlogstream.Event{BinlogEvent: be, Start: at, End: at, Resume: r, Table: tbl, GTID: gtid}
+	}
+	p1, p2 := binlogstream.Position{File: "b.000001", Offset: 4}, binlogstream.Position{File: "b.000002", Offset: 4}
+	evs := []binlogstream.Event{
+		read(t1, 1, p1, ""), read(t1, 2, p1, ""), read(t2, 3, p1, ""), read(t2, 4, p2, ""),
+		read(t2, 5, p2, "0-1-7"), read(t1, 6, p2, "0-1-7"),
+	}
+	for _, ev := range evs {
+		require.NoError(t, tr.onEvent(context.Background(), ev))
+	}
+	tr.flushReads()
+	tr.stopPipeline()
+	require.NoError(t, tr.w.Flush())
+	out, err := os.ReadFile(path)
+	require.NoError(t, err)
+	lines := bytes.Split(bytes.TrimSuffix(out, []byte("\n")), []byte("\n"))
+	require.Len(t, lines, len(evs))
+	for i, ev := range evs {
+		var want tailline.Formatter
+		line := want.AppendRead(nil, &ev, ev.Event.(*binlogstream.SnapshotRead), ev.Resume)
+		require.Equal(t, string(bytes.TrimSuffix(line, []byte("\n"))), string(lines[i]), "line %d", i)
+	}
 }

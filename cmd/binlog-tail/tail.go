@@ -153,7 +153,7 @@ type tailer struct {
 type job struct {
 	ev binlogstream.Event
 	// more: snapshot reads after ev, formatted into the same buffer.
-	more    []binlogstream.Event
+	more    []readRow
 	crashAt int    // cfg.crashBefore said yes for this row; -1 for none
 	buf     []byte // the event's lines
 	lines   uint64
@@ -168,6 +168,15 @@ type job struct {
 	built bool
 	dbz   bool               // a progress line in the debezium format
 	enc   tailline.Formatter // writes the lines
+}
+
+// readRow is a snapshot read batched after a job's event, a read of the
+// same table at the same position: only the row and the token differ, so
+// the rest of its Event is not kept. (Event.Release lends an arena's
+// memory back; a read's row is in its chunk's memory, not an arena.)
+type readRow struct {
+	read   *binlogstream.SnapshotRead
+	resume binlogstream.ResumePosition
 }
 
 const (
@@ -346,9 +355,6 @@ func (t *tailer) recycle(j *job) {
 		j.buf = nil
 	}
 	j.ev.Release()
-	for i := range j.more {
-		j.more[i].Release()
-	}
 	clear(j.more)
 	j.ev, j.more, j.partial, j.built = binlogstream.Event{}, j.more[:0], nil, false
 	t.free <- j
@@ -568,7 +574,7 @@ func (t *tailer) onEvent(_ context.Context, ev binlogstream.Event) error {
 		return t.onDebezium(ev)
 	}
 	if e, ok := ev.Event.(*binlogstream.SnapshotRead); ok {
-		return t.queueRead(ev, e.ChunkEnd)
+		return t.queueRead(ev, e)
 	}
 	t.flushReads()
 	rows := false
@@ -631,12 +637,16 @@ func (t *tailer) queue(ev binlogstream.Event, crashAt int, partial map[int][]any
 	return j
 }
 
-// queueRead adds a snapshot read to the batch of reads queued next; the
-// batch is handed on at the chunk's end, when it is full, and before any
-// other event.
-func (t *tailer) queueRead(ev binlogstream.Event, chunkEnd bool) error {
+// queueRead adds ev, a snapshot read (e), to the batch of reads queued
+// next; the batch is handed on at the chunk's end, when it is full, and
+// before any other event (a read of another table or position included).
+func (t *tailer) queueRead(ev binlogstream.Event, e *binlogstream.SnapshotRead) error {
+	chunkEnd := e.ChunkEnd
+	if j := t.batch; j != nil && (ev.Table != j.ev.Table || ev.End != j.ev.End || ev.GTID != j.ev.GTID) {
+		t.flushReads()
+	}
 	if j := t.batch; j != nil {
-		j.more = append(j.more, ev)
+		j.more = append(j.more, readRow{e, ev.Resume})
 	} else {
 		j = <-t.free
 		j.ev, j.crashAt, j.partial, j.progress, j.built, j.dbz = ev, -1, nil, false, false, false
@@ -661,11 +671,11 @@ func (t *tailer) flushReads() {
 	t.work <- j
 	t.order <- j
 	if t.cfg.Tables != nil {
-		last := &j.ev
+		last := j.ev.Resume
 		if len(j.more) > 0 {
-			last = &j.more[len(j.more)-1]
+			last = j.more[len(j.more)-1].resume
 		}
-		t.lastLine, t.lastResume = time.Now(), last.Resume
+		t.lastLine, t.lastResume = time.Now(), last
 	}
 }
 
@@ -739,10 +749,9 @@ func (j *job) format() {
 	}
 	b, n, last := j.enc.AppendEvent(b, ev, j.partial, limit)
 	for i := range j.more {
-		var m int
-		b, m, _ = j.enc.AppendEvent(b, &j.more[i], nil, -1)
-		n += m
+		b = j.enc.AppendRead(b, ev, j.more[i].read, j.more[i].resume)
 	}
+	n += len(j.more)
 	j.buf, j.lines, j.rows = b, uint64(n), 0
 	switch ev.Event.(type) {
 	case *replication.RowsEvent, *binlogstream.SnapshotRead:
