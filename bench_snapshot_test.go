@@ -24,20 +24,10 @@ import (
 // snapBenchRows is the size of the snapshot benchmarks' table.
 const snapBenchRows = 1_000_000
 
-// snapBenchTable makes snap.t: snapBenchRows rows of a mixed-type table
-// (integers, strings, DECIMAL, DATETIME, DATE, DOUBLE, ENUM, VARBINARY,
-// a NULL in a tenth of the rows), written in statements of 100k rows.
+// snapBenchTable makes snap.t: snapBenchRows rows of a mixed-type table.
 func snapBenchTable(b *testing.B, s *mariadb.Server) {
 	t0 := time.Now()
-	s.Exec(b, "CREATE DATABASE snap", "USE snap",
-		"CREATE TABLE t (id BIGINT PRIMARY KEY, a VARCHAR(40) NOT NULL, b DECIMAL(12,4), c DATETIME(6), d INT, "+
-			"e DATE, f DOUBLE, g ENUM('new','open','closed'), h VARBINARY(16), i VARCHAR(60))")
-	for i := 0; i < snapBenchRows; i += 100_000 {
-		s.Exec(b, "USE snap", fmt.Sprintf("INSERT INTO t SELECT seq, CONCAT('customer-', seq), seq / 7, "+
-			"'2024-01-02 03:04:05.123456' + INTERVAL seq SECOND, IF(seq %% 10 = 0, NULL, -seq), '2020-01-01' + INTERVAL seq %% 3000 DAY, "+
-			"seq / 3, 1 + seq %% 3, UNHEX(LEFT(MD5(seq), 16)), REPEAT(CHAR(97 + seq %% 26), 5 + seq %% 20) FROM seq_%d_to_%d",
-			i+1, i+100_000))
-	}
+	s.MixedTable(b, "snap", snapBenchRows)
 	b.Logf("table of %d rows written in %s", snapBenchRows, time.Since(t0).Round(time.Millisecond))
 }
 

@@ -93,15 +93,7 @@ func BenchmarkRealVerify(b *testing.B) {
 	src := mariadb.Start(b, mariadb.Options{})
 	tgt := mariadb.Start(b, mariadb.Options{ServerID: 2})
 	t0 := time.Now()
-	src.Exec(b, "CREATE DATABASE v", "USE v",
-		"CREATE TABLE t (id BIGINT PRIMARY KEY, a VARCHAR(40) NOT NULL, b DECIMAL(12,4), c DATETIME(6), d INT, "+
-			"e DATE, f DOUBLE, g ENUM('new','open','closed'), h VARBINARY(16), i VARCHAR(60))")
-	for i := 0; i < verifyBenchRows; i += 100_000 {
-		src.Exec(b, "USE v", fmt.Sprintf("INSERT INTO t SELECT seq, CONCAT('customer-', seq), seq / 7, "+
-			"'2024-01-02 03:04:05.123456' + INTERVAL seq SECOND, IF(seq %% 10 = 0, NULL, -seq), '2020-01-01' + INTERVAL seq %% 3000 DAY, "+
-			"seq / 3, 1 + seq %% 3, UNHEX(LEFT(MD5(seq), 16)), REPEAT(CHAR(97 + seq %% 26), 5 + seq %% 20) FROM seq_%d_to_%d",
-			i+1, i+100_000))
-	}
+	src.MixedTable(b, "v", verifyBenchRows)
 	b.Logf("table of %d rows written in %s", verifyBenchRows, time.Since(t0).Round(time.Millisecond))
 	r := &rig{src: src, tgt: tgt, args: []string{"--tables", "v.t"}}
 	var copying, verifying, checksum time.Duration

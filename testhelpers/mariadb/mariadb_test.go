@@ -227,3 +227,14 @@ func TestPairReplicatesAndPromotes(t *testing.T) {
 	assert.True(t, got.Contain(want), "%s does not contain %s", after, primaryPos)
 	assert.True(t, strings.HasPrefix(primaryPos, "0-1-"), primaryPos)
 }
+
+// TestFixtures: MixedTable writes the rows asked for, a tenth of d NULL,
+// in statements of at most 100k rows; StartEstimated's estimate is the
+// settled TABLE_ROWS of its two tables.
+func TestFixtures(t *testing.T) {
+	Require(t)
+	s, est := StartEstimated(t)
+	assert.InDelta(t, 25000, est, 5000)
+	s.MixedTable(t, "m", 1234)
+	assert.Equal(t, "1234 123 1234", s.QueryValue(t, "SELECT CONCAT_WS(' ', COUNT(*), SUM(d IS NULL), MAX(id)) FROM m.t"))
+}

@@ -1,6 +1,7 @@
 package mariadb
 
 import (
+	"fmt"
 	"strconv"
 	"testing"
 )
@@ -28,4 +29,21 @@ func StartEstimated(t testing.TB) (*Server, int) {
 		t.Fatal("mariadb: no TABLE_ROWS estimate after ANALYZE TABLE")
 	}
 	return s, est
+}
+
+// MixedTable creates db.t with rows rows of a mixed-type table (BIGINT
+// key, VARCHAR, DECIMAL, DATETIME(6), INT with a NULL in a tenth of the
+// rows, DATE, DOUBLE, ENUM, VARBINARY, VARCHAR), written in statements of
+// 100k rows: the table of the snapshot and verification benchmarks.
+func (s *Server) MixedTable(t testing.TB, db string, rows int) {
+	t.Helper()
+	s.Exec(t, "CREATE DATABASE "+db, "USE "+db,
+		"CREATE TABLE t (id BIGINT PRIMARY KEY, a VARCHAR(40) NOT NULL, b DECIMAL(12,4), c DATETIME(6), d INT, "+
+			"e DATE, f DOUBLE, g ENUM('new','open','closed'), h VARBINARY(16), i VARCHAR(60))")
+	for i := 0; i < rows; i += 100_000 {
+		s.Exec(t, "USE "+db, fmt.Sprintf("INSERT INTO t SELECT seq, CONCAT('customer-', seq), seq / 7, "+
+			"'2024-01-02 03:04:05.123456' + INTERVAL seq SECOND, IF(seq %% 10 = 0, NULL, -seq), '2020-01-01' + INTERVAL seq %% 3000 DAY, "+
+			"seq / 3, 1 + seq %% 3, UNHEX(LEFT(MD5(seq), 16)), REPEAT(CHAR(97 + seq %% 26), 5 + seq %% 20) FROM seq_%d_to_%d",
+			i+1, min(i+100_000, rows)))
+	}
 }
