@@ -757,7 +757,21 @@ func TestSnapshotIdleServerWithoutHeartbeats(t *testing.T) {
 			require.NoError(t, err)
 			defer s.Close()
 			f := newSnapFold(map[string][]string{"app.t": {"id"}})
-			s.AddListener(func(_ context.Context, ev binlogstream.Event) error { f.apply(ev); return nil })
+			// SnapshotComplete: false before Run and through the reads
+			// (the last one's listener may see it true), true after.
+			require.False(t, s.SnapshotComplete(), "before Run")
+			var completeAt []int
+			reads := 0
+			s.AddListener(func(_ context.Context, ev binlogstream.Event) error {
+				if _, ok := ev.Event.(*binlogstream.SnapshotRead); ok {
+					reads++
+					if s.SnapshotComplete() {
+						completeAt = append(completeAt, reads)
+					}
+				}
+				f.apply(ev)
+				return nil
+			})
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			_, err = s.StopAtCurrent(ctx)
@@ -765,6 +779,8 @@ func TestSnapshotIdleServerWithoutHeartbeats(t *testing.T) {
 			require.NoError(t, s.Run(ctx), "Run returns at the stop target, with no heartbeat in 30 s")
 			require.NoError(t, f.err)
 			require.Equal(t, tableRows(t, srv, "app.t", []string{"id"}), f.rows["app.t"])
+			require.Subset(t, []int{5000}, completeAt, "complete before the last read")
+			require.True(t, s.SnapshotComplete())
 		})
 	}
 }

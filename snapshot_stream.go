@@ -1021,6 +1021,16 @@ func (s *BinlogStreamer) SnapshotTable(schema, table string) {
 	b.mu.Unlock()
 }
 
+// SnapshotComplete reports whether the snapshot has read every table,
+// with each table's rows handed to the listeners: true without a
+// snapshot; false from NewBinlogStreamer, when one is configured or in
+// the start token, until then (also before Run has opened it, when
+// SnapshotStats still counts no table). It turns true as the last
+// table's last row is delivered, or after it, when the table's last
+// read comes back empty. A table SnapshotTable adds makes it false again
+// until that table is read. Any goroutine may call it.
+func (s *BinlogStreamer) SnapshotComplete() bool { return s.snapBox.complete() }
+
 // SnapshotStats returns the snapshot's counters (zero without one).
 func (s *BinlogStreamer) SnapshotStats() SnapshotStats {
 	b := &s.snapBox

@@ -146,7 +146,9 @@ func TestReplicateKilledAtRandom(t *testing.T) {
 		case k < snapshotKills && snapshotPending(t, tgt):
 			require.Eventually(t, func() bool { return checkpoint(tgt) != before }, 60*time.Second, 2*time.Millisecond,
 				"run %d commits nothing:\n%s", k, stderr)
-			alive(time.Duration(rnd.IntN(150)) * time.Millisecond)
+			// Soon after: a run copies thousands of rows a second, and
+			// the snapshot must last for several kills.
+			alive(time.Duration(rnd.IntN(60)) * time.Millisecond)
 		default:
 			require.Eventually(t, func() bool { return !snapshotPending(t, tgt) }, 120*time.Second, 10*time.Millisecond,
 				"the snapshot never ends:\n%s", stderr)

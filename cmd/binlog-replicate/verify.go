@@ -324,16 +324,16 @@ func (v *verifier) beside(ctx context.Context, s *binlogstream.BinlogStreamer, s
 }
 
 // afterSnapshot waits until every snapshot row is handed to the applier:
-// the snapshot's last table is counted done as its last row is
-// delivered, so an event entering the applier after that is that row or
-// a later one.
+// the snapshot is complete as its last row is delivered, so an event
+// entering the applier after that is that row or a later one. Before
+// Run has opened the snapshot, SnapshotComplete is false too.
 func (v *verifier) afterSnapshot(ctx context.Context, s *binlogstream.BinlogStreamer) error {
 	if !v.snapshotPending {
 		return nil
 	}
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
-	for s.SnapshotStats().Tables > 0 || s.ResumePosition().SnapshotPending() {
+	for !s.SnapshotComplete() {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
