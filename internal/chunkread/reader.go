@@ -152,28 +152,24 @@ func (r *Reader) Read(t *Table, rg Range) (*Chunk, error) {
 }
 
 func (r *Reader) plainRead(t *Table, q string) (*Chunk, error) {
-	began := time.Now()
-	if _, err := r.conn.Execute("START TRANSACTION WITH CONSISTENT SNAPSHOT"); err != nil {
-		return nil, err
-	}
-	c := &Chunk{}
-	err := r.selectRows(t, q, c)
-	if _, cerr := r.conn.Execute("COMMIT"); err == nil && cerr != nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, err
-	}
-	c.Age = time.Since(began)
-	return c, nil
+	return r.consistent(func() (*Chunk, error) {
+		c := &Chunk{}
+		return c, r.selectRows(t, q, c)
+	})
 }
 
 func (r *Reader) snapshotRead(t *Table, q string) (*Chunk, error) {
+	return r.consistent(func() (*Chunk, error) { return r.snapshotRows(t, q) })
+}
+
+// consistent runs read in one consistent-snapshot transaction and
+// records how long the transaction lived.
+func (r *Reader) consistent(read func() (*Chunk, error)) (*Chunk, error) {
 	began := time.Now()
 	if _, err := r.conn.Execute("START TRANSACTION WITH CONSISTENT SNAPSHOT"); err != nil {
 		return nil, err
 	}
-	c, err := r.snapshotRows(t, q)
+	c, err := read()
 	if _, cerr := r.conn.Execute("COMMIT"); err == nil && cerr != nil {
 		err = cerr
 	}

@@ -5,6 +5,8 @@ import (
 	"unsafe"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/binlogstream/binlogstream/internal/ifacebox"
 )
 
 // slab holds the values of a chunk's rows in a few large allocations
@@ -37,22 +39,6 @@ func (b *box[T]) slot(v T) *T {
 	return &b.cur[len(b.cur)-1]
 }
 
-// eface is the layout of an empty interface: its type and a pointer to
-// its value (for the non-pointer types boxed here).
-type eface struct {
-	typ  unsafe.Pointer
-	data unsafe.Pointer
-}
-
-// boxAt is an interface of typed's dynamic type whose value is *p: the
-// boxing Go does for any(v), without an allocation per value. *p is
-// never written again.
-func boxAt[T any](typed any, p *T) any {
-	x := typed
-	(*eface)(unsafe.Pointer(&x)).data = unsafe.Pointer(p)
-	return x
-}
-
 // The interfaces whose type words boxAt takes.
 var (
 	typeString  any = ""
@@ -63,18 +49,18 @@ var (
 	typeFloat32 any = float32(0)
 )
 
-func (s *slab) int64(v int64) any     { return boxAt(typeInt64, s.u64.slot(uint64(v))) }
-func (s *slab) uint64(v uint64) any   { return boxAt(typeUint64, s.u64.slot(v)) }
-func (s *slab) float64(v float64) any { return boxAt(typeFloat64, s.f64.slot(v)) }
-func (s *slab) float32(v float32) any { return boxAt(typeFloat32, s.f32.slot(v)) }
+func (s *slab) int64(v int64) any     { return ifacebox.At(typeInt64, s.u64.slot(uint64(v))) }
+func (s *slab) uint64(v uint64) any   { return ifacebox.At(typeUint64, s.u64.slot(v)) }
+func (s *slab) float64(v float64) any { return ifacebox.At(typeFloat64, s.f64.slot(v)) }
+func (s *slab) float32(v float32) any { return ifacebox.At(typeFloat32, s.f32.slot(v)) }
 func (s *slab) byteSlice(v []byte) any {
-	return boxAt(typeBytes, s.bs.slot(v))
+	return ifacebox.At(typeBytes, s.bs.slot(v))
 }
 func (s *slab) string(v string) any {
 	if v == "" {
 		return typeString
 	}
-	return boxAt(typeString, s.strs.slot(v))
+	return ifacebox.At(typeString, s.strs.slot(v))
 }
 
 // slabValues and slabText are the sizes of new slabs.

@@ -13,6 +13,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/binlogstream/binlogstream/internal/digits"
+	"github.com/binlogstream/binlogstream/internal/ifacebox"
 	"github.com/binlogstream/binlogstream/internal/tablemap"
 )
 
@@ -343,20 +344,6 @@ func newBoxer(a *Arena) boxer {
 		f64: box[float64]{from: &a.f64}, bs: box[[]byte]{from: &a.bs}}
 }
 
-// eface is the layout of an empty interface: its type and a pointer to
-// its value (for the non-pointer types boxed here).
-type eface struct {
-	typ  unsafe.Pointer
-	data unsafe.Pointer
-}
-
-// boxAt returns an interface of dynamic type T whose value is *p.
-func boxAt[T any](typed any, p *T) any {
-	x := typed
-	(*eface)(unsafe.Pointer(&x)).data = unsafe.Pointer(p)
-	return x
-}
-
 // slot appends v to x's slab and returns its address. A full slab is
 // replaced by one twice its size, from 16 to 256 values: small events keep
 // small slabs (a thousand events may be in flight).
@@ -391,22 +378,22 @@ func (b *boxer) string(s string) any {
 	if s == "" {
 		return typeString
 	}
-	return boxAt(typeString, b.strs.slot(s))
+	return ifacebox.At(typeString, b.strs.slot(s))
 }
 
 // Signed and unsigned integers of one size share a slab: the same bits.
-func (b *boxer) int16(v int16) any   { return boxAt(typeInt16, b.u16.slot(uint16(v))) }
-func (b *boxer) uint16(v uint16) any { return boxAt(typeUint16, b.u16.slot(v)) }
-func (b *boxer) int(v int) any       { return boxAt(typeInt, b.ints.slot(v)) }
-func (b *boxer) int32(v int32) any   { return boxAt(typeInt32, b.u32.slot(uint32(v))) }
-func (b *boxer) uint32(v uint32) any { return boxAt(typeUint32, b.u32.slot(v)) }
-func (b *boxer) int64(v int64) any   { return boxAt(typeInt64, b.u64.slot(uint64(v))) }
-func (b *boxer) uint64(v uint64) any { return boxAt(typeUint64, b.u64.slot(v)) }
+func (b *boxer) int16(v int16) any   { return ifacebox.At(typeInt16, b.u16.slot(uint16(v))) }
+func (b *boxer) uint16(v uint16) any { return ifacebox.At(typeUint16, b.u16.slot(v)) }
+func (b *boxer) int(v int) any       { return ifacebox.At(typeInt, b.ints.slot(v)) }
+func (b *boxer) int32(v int32) any   { return ifacebox.At(typeInt32, b.u32.slot(uint32(v))) }
+func (b *boxer) uint32(v uint32) any { return ifacebox.At(typeUint32, b.u32.slot(v)) }
+func (b *boxer) int64(v int64) any   { return ifacebox.At(typeInt64, b.u64.slot(uint64(v))) }
+func (b *boxer) uint64(v uint64) any { return ifacebox.At(typeUint64, b.u64.slot(v)) }
 func (b *boxer) float32(v float32) any {
-	return boxAt(typeFloat32, b.f32.slot(v))
+	return ifacebox.At(typeFloat32, b.f32.slot(v))
 }
-func (b *boxer) float64(v float64) any { return boxAt(typeFloat64, b.f64.slot(v)) }
-func (b *boxer) bytes(v []byte) any    { return boxAt(typeBytes, b.bs.slot(v)) }
+func (b *boxer) float64(v float64) any { return ifacebox.At(typeFloat64, b.f64.slot(v)) }
+func (b *boxer) bytes(v []byte) any    { return ifacebox.At(typeBytes, b.bs.slot(v)) }
 
 // image decodes one row image into row, returning the bytes it took, or
 // -1 when go-mysql must decode the event.
