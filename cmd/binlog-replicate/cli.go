@@ -363,10 +363,10 @@ func replicate(ctx context.Context, log *logrus.Logger, o *options, stderr io.Wr
 	a.snapshotDone = func() bool { return s.SnapshotStats().Tables == 0 }
 	var v *verifier
 	if o.verify {
-		if v, err = newStreamVerifier(ctx, o, log, m, tgt, tables, a, start, flavor, stderr); err != nil {
+		// A first run's snapshot is not in its start token yet.
+		if v, err = newStreamVerifier(ctx, o, log, m, tgt, tables, a, start, token == "" || start.SnapshotPending(), flavor, stderr); err != nil {
 			return err
 		}
-		v.snapshotPending = token == "" || start.SnapshotPending()
 		defer v.close()
 	}
 	s.AddListener(a.listen)

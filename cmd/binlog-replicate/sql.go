@@ -38,6 +38,12 @@ func (t *table) insertSQL(rows int) string {
 		strings.TrimSuffix(strings.Repeat(one+",", rows), ",")
 }
 
+// replaceSQL writes one row of the written columns over the row any of
+// its unique keys finds (a verification's repair).
+func (t *table) replaceSQL() string {
+	return "REPLACE" + strings.TrimPrefix(t.insertSQL(1), "INSERT")
+}
+
 func (t *table) whereKey() string {
 	return " WHERE " + strings.Join(t.names(t.key), "=? AND ") + "=?"
 }

@@ -23,6 +23,7 @@ func TestStatements(t *testing.T) {
 	assert.Equal(t, "INSERT INTO `app`.`orders` (`id`,`region`,`note`) VALUES (?,?,?),(?,?,?)", tb.insertSQL(2))
 	assert.Equal(t, "UPDATE `app`.`orders` SET `id`=?,`region`=?,`note`=? WHERE `region`=? AND `id`=?", tb.updateSQL())
 	assert.Equal(t, "DELETE FROM `app`.`orders` WHERE `region`=? AND `id`=?", tb.deleteSQL())
+	assert.Equal(t, "REPLACE INTO `app`.`orders` (`id`,`region`,`note`) VALUES (?,?,?)", tb.replaceSQL())
 	odd := &table{schema: "a`b", name: "t", cols: []string{"x"}, write: []int{0}, key: []int{0}}
 	assert.Equal(t, "DELETE FROM `a``b`.`t` WHERE `x`=?", odd.deleteSQL())
 

@@ -163,7 +163,7 @@ func repairOne(tgt *target, t *table, d binlogstream.VerifyDifference) error {
 	if err != nil {
 		return err
 	}
-	if _, err := tgt.exec("REPLACE"+strings.TrimPrefix(t.insertSQL(1), "INSERT"), args...); err != nil {
+	if _, err := tgt.exec(t.replaceSQL(), args...); err != nil {
 		return fmt.Errorf("repair %s: %w", t, err)
 	}
 	return nil
@@ -260,7 +260,7 @@ func (v *verifier) close() {
 // newStreamVerifier is --verify's verifier: it reads the target where
 // the applier a has applied exactly up to each source chunk's position.
 func newStreamVerifier(ctx context.Context, o *options, log logrus.FieldLogger, m *metrics.Metrics, tgt *target, tables []*table,
-	a *applier, start binlogstream.ResumePosition, flavor string, stderr io.Writer) (*verifier, error) {
+	a *applier, start binlogstream.ResumePosition, snapshotPending bool, flavor string, stderr io.Writer) (*verifier, error) {
 	v, err := newVerifier(o, log, m, tables, flavor, stderr)
 	if err != nil {
 		return nil, err
@@ -272,7 +272,7 @@ func newStreamVerifier(ctx context.Context, o *options, log logrus.FieldLogger, 
 	}
 	v.tconn = conn
 	v.gate = newGate(start.Streamed)
-	v.snapshotPending = start.SnapshotPending()
+	v.snapshotPending = snapshotPending
 	a.gate = v.gate
 	// Held, the applier commits what it batched: its transaction stays
 	// open through no source read.
