@@ -256,14 +256,9 @@ func run(ctx context.Context, o options, stderr io.Writer) error {
 		m.SetLeaseChanges(lease.Changes)
 		pm.SetLease(func() bool { return lease.Err() == nil })
 	}
-	// Names compare as the server compares them, before the publisher
-	// filters with the patterns.
-	var tables clikit.ServerTables
-	if o.Tables != nil {
-		if tables, err = clikit.ReadServerTables(ctx, o.DSN); err != nil {
-			return err
-		}
-		o.Tables = tables.Patterns(o.Tables)
+	tables, err := o.serverTables(ctx)
+	if err != nil {
+		return err
 	}
 	pub, err := publish.Open(ctx, publish.Config{JetStream: js, Stream: o.Stream, Prefix: o.Prefix, Tables: o.Tables, Logger: logger, Lease: lease,
 		SpoolDir: o.SpoolDir, SpoolBytes: int64(o.SpoolMiB) << 20, Format: publish.Format(o.Kafka.Format), Debezium: o.Kafka.debeziumOptions(), OnStored: onStored(pm)})
@@ -448,6 +443,21 @@ func openSource(ctx context.Context, o options, tables clikit.ServerTables, logg
 	}
 	startAt(from)
 	return flavor, src, st, nil
+}
+
+// serverTables reads the server's tables when --tables is given, and
+// makes the patterns compare names as the server compares them, before a
+// publisher filters with them.
+func (o *options) serverTables(ctx context.Context) (clikit.ServerTables, error) {
+	if o.Tables == nil {
+		return clikit.ServerTables{}, nil
+	}
+	tables, err := clikit.ReadServerTables(ctx, o.DSN)
+	if err != nil {
+		return tables, err
+	}
+	o.Tables = tables.Patterns(o.Tables)
+	return tables, nil
 }
 
 // inspect connects once to the server to detect its flavor and, for

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/binlogstream/binlogstream/cmd/internal/clikit"
 	"github.com/binlogstream/binlogstream/debezium"
 	"github.com/binlogstream/binlogstream/publish"
 	"github.com/binlogstream/binlogstream/publish/kafka"
@@ -110,12 +109,9 @@ func runKafka(ctx context.Context, o options, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var tables clikit.ServerTables
-	if o.Tables != nil {
-		if tables, err = clikit.ReadServerTables(ctx, o.DSN); err != nil {
-			return err
-		}
-		o.Tables = tables.Patterns(o.Tables)
+	tables, err := o.serverTables(ctx)
+	if err != nil {
+		return err
 	}
 	pub, err := kafka.Open(ctx, kafka.Config{Brokers: strings.Split(o.Kafka.Brokers, ","), Name: o.sourceName(), TopicPrefix: o.Kafka.TopicPrefix,
 		OffsetsTopic: o.Kafka.OffsetsTopic, SchemaTopic: o.Kafka.SchemaTopic, Format: publish.Format(o.Kafka.Format),
