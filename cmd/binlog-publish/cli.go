@@ -342,7 +342,10 @@ func stream(ctx context.Context, o options, flavor string, pub sink, src binlogs
 	if o.Snapshot {
 		estimate = clikit.EstimateRows(o.DSN)
 	}
-	go func() { defer close(reported); reportProgress(pctx, s, &rows, estimate, logger, o.ProgressEvery) }()
+	go func() {
+		defer close(reported)
+		clikit.ReportProgress(pctx, s, rows.Load, estimate, logger, o.ProgressEvery)
+	}()
 	err = s.Run(ctx)
 	stopProgress()
 	<-reported
@@ -400,14 +403,6 @@ func (o options) syncerConfig(d binlogstream.DSN, flavor string) binlogstream.Sy
 		cfg.DecodeTable = o.Tables.Match
 	}
 	return cfg
-}
-
-// reportProgress logs clikit's progress line every period until ctx
-// ends: the position, the row changes published and their rate, the lag,
-// and the snapshot's progress. A period of 0 logs none.
-func reportProgress(ctx context.Context, s clikit.ProgressSource, rows *atomic.Uint64, estimate clikit.RowEstimator,
-	logger logrus.FieldLogger, period time.Duration) {
-	clikit.ReportProgress(ctx, s, rows.Load, estimate, logger, period)
 }
 
 // openSource connects the source. A sink that holds nothing yet
