@@ -685,7 +685,9 @@ func TestSnapshotReadsBetweenTransactions(t *testing.T) {
 
 	// The negative control: a chunk lands inside a transaction when its
 	// read comes back after the stream passed its position, mid-way
-	// through a transaction; up to ten runs for one to do so.
+	// through a transaction. Under it every chunk attaches at the first
+	// event past its read's position, so the stream's lag behind the
+	// server cannot hide it; up to ten runs for one to do so.
 	undo := binlogstream.SnapshotAttachAnywhere()
 	defer undo()
 	for i := 1; ; i++ {

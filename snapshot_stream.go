@@ -114,6 +114,8 @@ type snapDriver struct {
 	// placeTried: this dump asked the server where its binlog ends, to
 	// place a GTID-mode snapshot that has no point yet (placeAtEnd).
 	placeTried bool
+	// quiet: between is called at a heartbeat, not after an event.
+	quiet bool
 }
 
 var _ beside = (*snapDriver)(nil)
@@ -248,7 +250,9 @@ var snapNoFold bool
 
 // snapAnywhere: the tests' negative control (SnapshotAttachAnywhere):
 // chunks attach after any event, inside source transactions too, and
-// only then (no attach while the dump is quiet).
+// only then (no attach while the dump is quiet). Each attaches at the
+// first event past its read's position, as a read that came back after
+// the stream passed it would, whatever the stream's lag.
 var snapAnywhere bool
 
 // snapMinReaders: the tests' floor on SnapshotConfig.Readers
@@ -765,6 +769,7 @@ func (d *snapDriver) chunkOf(r *chunkResult) *snapshot.Chunk {
 // between attaches the chunks the stream has reached, delivering their
 // rows, and starts the reads of tables still to read.
 func (d *snapDriver) between(ctx context.Context, listeners []Listener) error {
+	defer func() { d.quiet = false }()
 	if d.state == nil { // a reopen failed; SnapshotTable may start it again
 		if !d.box.hasAdded.Load() || d.at.File == "" {
 			return nil
@@ -851,6 +856,12 @@ func (d *snapDriver) attachTable(ctx context.Context, listeners []Listener, id s
 			nc := *c
 			nc.At, nc.Low = toPos(d.at), nil
 			c = &nc
+		}
+		if snapAnywhere && !d.quiet && comparePos(c.At, toPos(d.at)) >= 0 {
+			// The negative control takes every chunk as a read that came
+			// back late: at the first event past its position, or at a
+			// heartbeat once the writes stopped.
+			return nil
 		}
 		o, rows := d.state.Attach(c, toPos(d.at))
 		if o == snapshot.Wait {
@@ -1062,11 +1073,12 @@ func (d *snapDriver) atDump(from ResumePosition) {
 	d.at = from.Streamed
 }
 
-// snapshotAtHeartbeat places a snapshot that has no point in the binlog
-// yet (a GTID-mode dump that delivered nothing: an idle server) at the
-// heartbeat's position. The dump sends a heartbeat only once it sent
+// atHeartbeat notes that the dump is quiet, and places a snapshot that
+// has no point in the binlog yet (a GTID-mode dump that delivered
+// nothing: an idle server) at the heartbeat's position. The dump sends a heartbeat only once it sent
 // everything up to that position, so the stream is there.
 func (d *snapDriver) atHeartbeat(be *replication.BinlogEvent) {
+	d.quiet = true
 	if d.state == nil || d.at.File != "" {
 		return
 	}
