@@ -149,7 +149,14 @@ func TestSnapshotReadersOneTable(t *testing.T) {
 // chunks taken as read at the stream's point (no fold) ends different
 // from the table.
 func TestSnapshotReadersNegativeControl(t *testing.T) {
-	_, _, err := readersUnderWrites(t, 2, 0, true)
-	require.Error(t, err)
-	t.Log(err)
+	// A run ends different only where a write lands between a chunk's
+	// read and the stream's point; up to five runs for one to do so.
+	for i := 1; ; i++ {
+		_, _, err := readersUnderWrites(t, 2, 0, true)
+		if err != nil {
+			t.Logf("run %d: %v", i, err)
+			return
+		}
+		require.Less(t, i, 5, "negative control: chunks taken at the stream's point never ended different")
+	}
 }

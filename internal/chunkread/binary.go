@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 	"unsafe"
 
 	"github.com/go-mysql-org/go-mysql/client"
@@ -29,13 +28,13 @@ var _ binaryConn = (*client.Conn)(nil)
 // selectBinary runs the SELECT q as a prepared statement, whose rows
 // come in the binary protocol, into c.Rows. The statement holds its
 // bounds as literals, as the text query does, so both compare the same
-// way; it is prepared per chunk, one round trip per ChunkRows rows. A
-// server or proxy that refuses prepared statements is read in the text
-// protocol from then on.
+// way; it is prepared per chunk, in a round trip of its own here and in
+// the read's one round trip where pipelined allows it. A server or proxy
+// that refuses prepared statements is read in the text protocol from
+// then on.
 func (r *Reader) selectBinary(cc binaryConn, t *Table, q string, c *Chunk) error {
 	st, err := cc.Prepare(q)
-	var me *mysql.MyError
-	if errors.As(err, &me) && (me.Code == mysql.ER_UNKNOWN_COM_ERROR || me.Code == mysql.ER_UNSUPPORTED_PS) {
+	if cannotPrepare(err) {
 		r.text = true
 		return r.selectRows(t, q, c)
 	}
@@ -44,15 +43,26 @@ func (r *Reader) selectBinary(cc binaryConn, t *Table, q string, c *Chunk) error
 	}
 	defer st.Close() // no answer to wait for
 
-	// COM_STMT_EXECUTE: no cursor, one iteration, no parameters.
 	cc.ResetSequence()
-	pkt := make([]byte, 4, 14)
-	pkt = append(pkt, mysql.COM_STMT_EXECUTE)
-	pkt = binary.LittleEndian.AppendUint32(pkt, st.ID)
-	pkt = append(pkt, 0, 1, 0, 0, 0)
-	if err := cc.WritePacket(pkt); err != nil {
+	if err := cc.WritePacket(executePacket(st.ID)); err != nil {
 		return err
 	}
+	return r.readBinaryResult(cc, t, c)
+}
+
+// executePacket is COM_STMT_EXECUTE of statement id, with its packet
+// header's room: no cursor, one iteration, no parameters.
+func executePacket(id uint32) []byte {
+	pkt := make([]byte, 4, 14)
+	pkt = append(pkt, mysql.COM_STMT_EXECUTE)
+	pkt = binary.LittleEndian.AppendUint32(pkt, id)
+	return append(pkt, 0, 1, 0, 0, 0)
+}
+
+// readBinaryResult reads a COM_STMT_EXECUTE's binary result set into
+// c.Rows, to its end even after a row it cannot read, so that the
+// connection stays usable.
+func (r *Reader) readBinaryResult(cc binaryConn, t *Table, c *Chunk) error {
 	data, err := cc.ReadPacket()
 	if err != nil {
 		return err
@@ -65,25 +75,8 @@ func (r *Reader) selectBinary(cc binaryConn, t *Table, q string, c *Chunk) error
 	}
 	n, _, _ := mysql.LengthEncodedInt(data)
 	fields := make([]*mysql.Field, n)
-	for i := range fields {
-		if data, err = cc.ReadPacket(); err != nil {
-			return err
-		}
-		fields[i] = &mysql.Field{}
-		if err := fields[i].Parse(data); err != nil {
-			return err
-		}
-	}
-	if r.eofAfterColumns == 0 {
-		r.eofAfterColumns = 1
-		if !strings.Contains(cc.CapabilityString(), "CLIENT_DEPRECATE_EOF") {
-			r.eofAfterColumns = 2
-		}
-	}
-	if r.eofAfterColumns == 2 {
-		if _, err := cc.ReadPacket(); err != nil {
-			return err
-		}
+	if err := r.readColumns(cc, int(n), fields); err != nil {
+		return err
 	}
 	defer func() {
 		if cap(r.pkt) > 1<<20 {
@@ -117,6 +110,13 @@ func (r *Reader) selectBinary(cc binaryConn, t *Table, q string, c *Chunk) error
 		}
 		c.Rows = append(c.Rows, row)
 	}
+}
+
+// cannotPrepare reports whether err is a server's or proxy's refusal of
+// prepared statements.
+func cannotPrepare(err error) bool {
+	var me *mysql.MyError
+	return errors.As(err, &me) && (me.Code == mysql.ER_UNKNOWN_COM_ERROR || me.Code == mysql.ER_UNSUPPORTED_PS)
 }
 
 // errPacket is the server's error in an ERR packet.

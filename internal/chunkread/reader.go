@@ -6,8 +6,9 @@
 // connection: the source a stream comes from, or a target a copy went
 // to. A chunk's SELECT runs as a prepared statement, its rows in the
 // binary protocol, on a go-mysql connection, and as a query in the text
-// protocol on any other. Either way values come in the forms of the
-// text protocol's, in the types go-mysql's binlog decoder gives a rows
+// protocol on any other; on MariaDB 10.2 and later a read's commands go
+// in one round trip (pipeline.go). Either way values come in the forms
+// of the text protocol's, in the types go-mysql's binlog decoder gives a rows
 // event's where they differ (integers, floats, BIT), text in its
 // column's charset and TIMESTAMP in UTC, so a row reads through the same
 // conversions as the stream's row images.
@@ -99,6 +100,14 @@ type Reader struct {
 	// the first binary read.
 	eofAfterColumns uint8
 	pkt             []byte // the binary reads' packet buffer
+	// pipeline is 1 when reads go in one round trip (see pipelined), -1
+	// when they cannot, 0 before the first; steps: never (the tests'
+	// comparison).
+	pipeline int8
+	steps    bool
+	// unclosed is the statement a read in one round trip prepared, closed
+	// by the next one's commands (0: none).
+	unclosed uint32
 }
 
 // New sets conn's session up for reads in mode and returns a reader on
@@ -152,6 +161,9 @@ func (r *Reader) Read(t *Table, rg Range) (*Chunk, error) {
 }
 
 func (r *Reader) plainRead(t *Table, q string) (*Chunk, error) {
+	if c, ok, err := r.tryPipeline(t, q, false); ok {
+		return c, err
+	}
 	return r.consistent(func() (*Chunk, error) {
 		c := &Chunk{}
 		return c, r.selectRows(t, q, c)
@@ -159,7 +171,27 @@ func (r *Reader) plainRead(t *Table, q string) (*Chunk, error) {
 }
 
 func (r *Reader) snapshotRead(t *Table, q string) (*Chunk, error) {
+	if c, ok, err := r.tryPipeline(t, q, true); ok {
+		return c, err
+	}
 	return r.consistent(func() (*Chunk, error) { return r.snapshotRows(t, q) })
+}
+
+// tryPipeline reads in one round trip where the connection can (see
+// pipelined); ok false: read it command by command, as on a server that
+// refused to prepare the SELECT, which is read in the text protocol from
+// then on.
+func (r *Reader) tryPipeline(t *Table, q string, status bool) (c *Chunk, ok bool, err error) {
+	cc, ok := r.pipelined()
+	if !ok {
+		return nil, false, nil
+	}
+	c, err = r.pipelineRead(cc, t, q, status)
+	if cannotPrepare(err) {
+		r.text = true
+		return nil, false, nil
+	}
+	return c, true, err
 }
 
 // consistent runs read in one consistent-snapshot transaction and
@@ -199,7 +231,7 @@ func (r *Reader) snapshotRows(t *Table, q string) (*Chunk, error) {
 		}
 	}
 	if c.At.File == "" {
-		return nil, errors.New("the server reports no Binlog_snapshot_file (not MariaDB, or log_bin=OFF)")
+		return nil, errNoSnapshotFile
 	}
 	return c, r.selectRows(t, q, c)
 }

@@ -1,0 +1,292 @@
+package chunkread
+
+import (
+	"encoding/binary"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/client"
+	"github.com/go-mysql-org/go-mysql/mysql"
+)
+
+// A chunk's transaction in one round trip. On MariaDB 10.2 and later a
+// COM_STMT_EXECUTE of statement id -1 runs the statement the connection
+// prepared last, so every command of a read can be written before the
+// first answer comes back: START TRANSACTION WITH CONSISTENT SNAPSHOT,
+// the status query (Snapshot reads), COM_STMT_PREPARE of the SELECT, its
+// COM_STMT_EXECUTE and COMMIT. The server runs them in order, as it
+// would one by one, and the answers are read in the same order. A
+// server error in one answer does not stop the ones after it: each is
+// read, so the connection stays in step, and the first error is the
+// read's.
+
+// lastPrepared is the statement id that names the statement prepared
+// last on the connection (MariaDB 10.2 and later).
+const lastPrepared = 0xFFFFFFFF
+
+// pipelined reports whether r's reads go in one round trip, and its
+// connection when they do: a go-mysql connection to MariaDB 10.2 or
+// later, in the binary protocol, in Snapshot or Plain mode.
+func (r *Reader) pipelined() (*client.Conn, bool) {
+	if r.text || r.steps || r.mode == Watermark {
+		return nil, false
+	}
+	cc, ok := r.conn.(*client.Conn)
+	if !ok {
+		return nil, false
+	}
+	if r.pipeline == 0 {
+		r.pipeline = -1
+		if mariaDBSince(cc.GetServerVersion(), "10.2.0") {
+			r.pipeline = 1
+		}
+	}
+	return cc, r.pipeline == 1
+}
+
+// mariaDBSince reports whether version (a server's greeting, which
+// MariaDB 10 and later may prefix with "5.5.5-") is MariaDB's, at least
+// least.
+func mariaDBSince(version, least string) bool {
+	if !strings.Contains(strings.ToLower(version), "mariadb") {
+		return false
+	}
+	version = strings.TrimPrefix(version, "5.5.5-")
+	c, err := mysql.CompareServerVersions(version, least)
+	return err == nil && c >= 0
+}
+
+// pipelineRead reads the SELECT q of t in one consistent-snapshot
+// transaction, in one round trip; status: place it by the snapshot's
+// binlog position.
+func (r *Reader) pipelineRead(cc *client.Conn, t *Table, q string, status bool) (*Chunk, error) {
+	var cmds [][]byte
+	if r.unclosed != 0 { // the statement the last read prepared; no answer
+		cmds = append(cmds, closePacket(r.unclosed))
+		r.unclosed = 0
+	}
+	cmds = append(cmds, command(mysql.COM_QUERY, "START TRANSACTION WITH CONSISTENT SNAPSHOT"))
+	if status {
+		cmds = append(cmds, command(mysql.COM_QUERY, "SHOW STATUS LIKE 'binlog_snapshot_%'"))
+	}
+	cmds = append(cmds, command(mysql.COM_STMT_PREPARE, q), executePacket(lastPrepared), command(mysql.COM_QUERY, "COMMIT"))
+	began := time.Now()
+	if err := writeCommands(cc, cmds); err != nil {
+		return nil, err
+	}
+	// The first server error is the read's; any other error (the
+	// connection's) ends it at once, the connection out of step.
+	var first error
+	answer := func(read func() error) bool {
+		cc.Sequence = 1 // each command's answer is numbered from 1
+		err := read()
+		var me *mysql.MyError
+		if err != nil && !errors.As(err, &me) {
+			first = err
+			return false
+		}
+		if first == nil {
+			first = err
+		}
+		return true
+	}
+	c := &Chunk{}
+	if !answer(func() error { return readOK(cc) }) {
+		return nil, first
+	}
+	if status && !answer(func() error { return r.readStatus(cc, &c.At) }) {
+		return nil, first
+	}
+	var id uint32
+	prepared := false
+	if !answer(func() error {
+		var err error
+		id, err = r.readPrepared(cc)
+		prepared = err == nil
+		return err
+	}) {
+		return nil, first
+	}
+	if !answer(func() error { return r.readBinaryResult(cc, t, c) }) {
+		return nil, first
+	}
+	if !answer(func() error { return readOK(cc) }) {
+		return nil, first
+	}
+	if prepared {
+		r.unclosed = id // closed by the next read's commands
+	}
+	if first != nil {
+		return nil, first
+	}
+	if status && c.At.File == "" {
+		return nil, errNoSnapshotFile
+	}
+	c.Age = time.Since(began)
+	return c, nil
+}
+
+var errNoSnapshotFile = errors.New("the server reports no Binlog_snapshot_file (not MariaDB, or log_bin=OFF)")
+
+// writeCommands writes the command packets cmds, each with its header's
+// room, in one write to the connection when it is not compressed and
+// each fits one packet.
+func writeCommands(cc *client.Conn, cmds [][]byte) error {
+	n := 0
+	for _, p := range cmds {
+		if len(p)-4 >= mysql.MaxPayloadLen || cc.Compression != mysql.MYSQL_COMPRESS_NONE {
+			n = -1
+			break
+		}
+		n += len(p)
+	}
+	if n < 0 {
+		for _, p := range cmds {
+			cc.ResetSequence()
+			if err := cc.WritePacket(p); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	buf := make([]byte, 0, n)
+	for _, p := range cmds {
+		size := len(p) - 4
+		buf = append(buf, byte(size), byte(size>>8), byte(size>>16), 0) // sequence 0: a command's first packet
+		buf = append(buf, p[4:]...)
+	}
+	_, err := cc.Write(buf)
+	return err
+}
+
+// closePacket is COM_STMT_CLOSE of statement id, with its header's room.
+func closePacket(id uint32) []byte {
+	p := make([]byte, 4, 9)
+	p = append(p, mysql.COM_STMT_CLOSE)
+	return binary.LittleEndian.AppendUint32(p, id)
+}
+
+// command is a command packet of text arg, with its header's room.
+func command(cmd byte, arg string) []byte {
+	p := make([]byte, 4, 5+len(arg))
+	p = append(p, cmd)
+	return append(p, arg...)
+}
+
+// readOK reads an answer that holds no result set: an OK or an error.
+func readOK(cc binaryConn) error {
+	data, err := cc.ReadPacket()
+	if err != nil {
+		return err
+	}
+	switch data[0] {
+	case mysql.OK_HEADER:
+		return nil
+	case mysql.ERR_HEADER:
+		return errPacket(data)
+	}
+	return mysql.ErrMalformPacket
+}
+
+// readColumns reads n column definitions and the EOF after them when
+// the server sends one.
+func (r *Reader) readColumns(cc binaryConn, n int, fields []*mysql.Field) error {
+	for i := range n {
+		data, err := cc.ReadPacket()
+		if err != nil {
+			return err
+		}
+		if fields != nil {
+			fields[i] = &mysql.Field{}
+			if err := fields[i].Parse(data); err != nil {
+				return err
+			}
+		}
+	}
+	if n > 0 && r.eofAfter(cc) {
+		_, err := cc.ReadPacket()
+		return err
+	}
+	return nil
+}
+
+// eofAfter reports whether the server ends a list of columns with an
+// EOF packet (no CLIENT_DEPRECATE_EOF).
+func (r *Reader) eofAfter(cc binaryConn) bool {
+	if r.eofAfterColumns == 0 {
+		r.eofAfterColumns = 1
+		if !strings.Contains(cc.CapabilityString(), "CLIENT_DEPRECATE_EOF") {
+			r.eofAfterColumns = 2
+		}
+	}
+	return r.eofAfterColumns == 2
+}
+
+// readStatus reads the text result set of SHOW STATUS LIKE
+// 'binlog_snapshot_%' into at.
+func (r *Reader) readStatus(cc binaryConn, at *Pos) error {
+	data, err := cc.ReadPacket()
+	if err != nil {
+		return err
+	}
+	switch data[0] {
+	case mysql.ERR_HEADER:
+		return errPacket(data)
+	case mysql.OK_HEADER:
+		return errors.New("the status query returned no result set")
+	}
+	n, _, _ := mysql.LengthEncodedInt(data)
+	if err := r.readColumns(cc, int(n), nil); err != nil {
+		return err
+	}
+	for {
+		data, err := cc.ReadPacket()
+		if err != nil {
+			return err
+		}
+		switch data[0] {
+		case mysql.EOF_HEADER:
+			return nil
+		case mysql.ERR_HEADER:
+			return errPacket(data)
+		}
+		name, _, m, err := mysql.LengthEncodedString(data)
+		if err != nil {
+			return err
+		}
+		val, _, _, err := mysql.LengthEncodedString(data[m:])
+		if err != nil {
+			return err
+		}
+		switch strings.ToLower(string(name)) {
+		case "binlog_snapshot_file":
+			at.File = string(val)
+		case "binlog_snapshot_position":
+			at.Offset, _ = strconv.ParseUint(string(val), 10, 64)
+		}
+	}
+}
+
+// readPrepared reads a COM_STMT_PREPARE's answer and returns the
+// statement's id.
+func (r *Reader) readPrepared(cc binaryConn) (uint32, error) {
+	data, err := cc.ReadPacket()
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case data[0] == mysql.ERR_HEADER:
+		return 0, errPacket(data)
+	case data[0] != mysql.OK_HEADER || len(data) < 9:
+		return 0, mysql.ErrMalformPacket
+	}
+	id := binary.LittleEndian.Uint32(data[1:])
+	cols := int(binary.LittleEndian.Uint16(data[5:]))
+	params := int(binary.LittleEndian.Uint16(data[7:]))
+	if err := r.readColumns(cc, params, nil); err != nil {
+		return 0, err
+	}
+	return id, r.readColumns(cc, cols, nil)
+}
