@@ -294,5 +294,5 @@
 // heap at start: it maps 64 MiB of heap without touching it and advises
 // it, so that the heap takes one page fault per 2 MiB it first uses
 // instead of 512. GODEBUG=disablethp=1 keeps it from asking. The garbage
-// collector runs at GOGC 200 unless GOGC is set.
+// collector runs at GOGC 400 unless GOGC is set.
 package main
