@@ -81,6 +81,11 @@ const verifyBenchRows = 1_000_000
 // (unset: the default; the copy keeps the default).
 const verifyChunkEnv = "BINLOGSTREAM_BENCH_VERIFY_CHUNK"
 
+// verifyBaselineEnv names a second binlog-replicate binary (an earlier
+// build) whose --verify-only BenchmarkRealVerify runs in the same turns,
+// reporting its time and this build's over it.
+const verifyBaselineEnv = "BINLOGSTREAM_BENCH_BASELINE_REPLICATE"
+
 // BenchmarkRealVerify: on a 1M-row table of mixed column types, per
 // iteration and in one run: binlog-replicate --snapshot-only into an
 // empty target (the copy), --stop-at-current (nothing left to apply:
@@ -96,7 +101,8 @@ func BenchmarkRealVerify(b *testing.B) {
 	src.MixedTable(b, "v", verifyBenchRows)
 	b.Logf("table of %d rows written in %s", verifyBenchRows, time.Since(t0).Round(time.Millisecond))
 	r := &rig{src: src, tgt: tgt, args: []string{"--tables", "v.t"}}
-	var copying, verifying, checksum time.Duration
+	var copying, verifying, checksum, baseline time.Duration
+	base := &rig{src: src, tgt: tgt, args: r.args, bin: os.Getenv(verifyBaselineEnv)}
 	for b.Loop() {
 		tgt.Exec(b, "DROP DATABASE IF EXISTS v", "DROP DATABASE IF EXISTS binlogstream", "CREATE DATABASE v")
 		tgt.Exec(b, "USE v", src.Query(b, "SHOW CREATE TABLE v.t")[0][1])
@@ -109,16 +115,23 @@ func BenchmarkRealVerify(b *testing.B) {
 			b.Fatal(res.stderr)
 		}
 
-		began = time.Now()
 		args := []string{"--verify-only"}
 		if n := os.Getenv(verifyChunkEnv); n != "" {
 			args = append(args, "--chunk", n)
 		}
-		res := r.runFor(b, 10*time.Minute, args...)
-		verifying += time.Since(began)
-		if res.code != 0 || !strings.Contains(res.stderr, fmt.Sprintf(`"rows":%d,"differences":0,`, verifyBenchRows)) {
-			b.Fatalf("--verify-only: exit %d\n%s", res.code, res.stderr)
+		verify := func(r *rig) time.Duration {
+			began := time.Now()
+			res := r.runFor(b, 10*time.Minute, args...)
+			took := time.Since(began)
+			if res.code != 0 || !strings.Contains(res.stderr, fmt.Sprintf(`"rows":%d,"differences":0,`, verifyBenchRows)) {
+				b.Fatalf("--verify-only: exit %d\n%s", res.code, res.stderr)
+			}
+			return took
 		}
+		if base.bin != "" {
+			baseline += verify(base)
+		}
+		verifying += verify(r)
 
 		began = time.Now()
 		sums := make([]string, 2)
@@ -149,4 +162,8 @@ func BenchmarkRealVerify(b *testing.B) {
 	b.ReportMetric(checksum.Seconds()/n, "checksum-s")
 	b.ReportMetric(verifying.Seconds()/copying.Seconds(), "verify/copy")
 	b.ReportMetric(verifying.Seconds()/checksum.Seconds(), "verify/checksum")
+	if base.bin != "" {
+		b.ReportMetric(baseline.Seconds()/n, "baseline-verify-s")
+		b.ReportMetric(verifying.Seconds()/baseline.Seconds(), "verify/baseline")
+	}
 }

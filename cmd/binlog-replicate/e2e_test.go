@@ -37,6 +37,9 @@ func rootDSN(s *mariadb.Server) string { return "root:@unix(" + s.SocketPath() +
 type rig struct {
 	src, tgt *mariadb.Server
 	args     []string
+	// bin, when set, is the binlog-replicate binary runFor runs (a
+	// benchmark's baseline); otherwise this tree's.
+	bin string
 }
 
 func (r *rig) baseArgs(extra ...string) []string {
@@ -59,7 +62,11 @@ func (r *rig) runFor(t testing.TB, timeout time.Duration, extra ...string) resul
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, binary(t), r.baseArgs(extra...)...)
+	bin := r.bin
+	if bin == "" {
+		bin = binary(t)
+	}
+	cmd := exec.CommandContext(ctx, bin, r.baseArgs(extra...)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	began := time.Now()
