@@ -63,19 +63,8 @@ func executePacket(id uint32) []byte {
 // c.Rows, to its end even after a row it cannot read, so that the
 // connection stays usable.
 func (r *Reader) readBinaryResult(cc binaryConn, t *Table, c *Chunk) error {
-	data, err := cc.ReadPacket()
+	fields, err := r.readResultHead(cc, "the chunk's SELECT", true)
 	if err != nil {
-		return err
-	}
-	switch data[0] {
-	case mysql.ERR_HEADER:
-		return errPacket(data)
-	case mysql.OK_HEADER:
-		return errors.New("the chunk's SELECT returned no result set")
-	}
-	n, _, _ := mysql.LengthEncodedInt(data)
-	fields := make([]*mysql.Field, n)
-	if err := r.readColumns(cc, int(n), fields); err != nil {
 		return err
 	}
 	defer func() {

@@ -3,6 +3,7 @@ package chunkread
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -190,6 +191,28 @@ func readOK(cc binaryConn) error {
 	return mysql.ErrMalformPacket
 }
 
+// readResultHead reads the start of a result set, its column count and
+// definitions (parsed when parse), and fails on an error or an answer
+// with no result set; what names the statement.
+func (r *Reader) readResultHead(cc binaryConn, what string, parse bool) ([]*mysql.Field, error) {
+	data, err := cc.ReadPacket()
+	if err != nil {
+		return nil, err
+	}
+	switch data[0] {
+	case mysql.ERR_HEADER:
+		return nil, errPacket(data)
+	case mysql.OK_HEADER:
+		return nil, fmt.Errorf("%s returned no result set", what)
+	}
+	n, _, _ := mysql.LengthEncodedInt(data)
+	var fields []*mysql.Field
+	if parse {
+		fields = make([]*mysql.Field, n)
+	}
+	return fields, r.readColumns(cc, int(n), fields)
+}
+
 // readColumns reads n column definitions and the EOF after them when
 // the server sends one.
 func (r *Reader) readColumns(cc binaryConn, n int, fields []*mysql.Field) error {
@@ -227,18 +250,7 @@ func (r *Reader) eofAfter(cc binaryConn) bool {
 // readStatus reads the text result set of SHOW STATUS LIKE
 // 'binlog_snapshot_%' into at.
 func (r *Reader) readStatus(cc binaryConn, at *Pos) error {
-	data, err := cc.ReadPacket()
-	if err != nil {
-		return err
-	}
-	switch data[0] {
-	case mysql.ERR_HEADER:
-		return errPacket(data)
-	case mysql.OK_HEADER:
-		return errors.New("the status query returned no result set")
-	}
-	n, _, _ := mysql.LengthEncodedInt(data)
-	if err := r.readColumns(cc, int(n), nil); err != nil {
+	if _, err := r.readResultHead(cc, "the status query", false); err != nil {
 		return err
 	}
 	for {
