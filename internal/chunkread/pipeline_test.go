@@ -173,3 +173,21 @@ func TestReadsInOneRoundTrip(t *testing.T) {
 		})
 	}
 }
+
+// TestMariaDBSince: reads go in one round trip on MariaDB 10.2 and later
+// only, whatever the greeting's form.
+func TestMariaDBSince(t *testing.T) {
+	for v, want := range map[string]bool{
+		"10.11.19-MariaDB-0+deb12u1-log":       true,
+		"5.5.5-10.11.19-MariaDB-0+deb12u1-log": true,
+		"10.2.0-MariaDB":                       true,
+		"11.4.2-MariaDB":                       true,
+		"10.1.48-MariaDB":                      false,
+		"5.5.5-10.1.48-MariaDB":                false,
+		"8.0.36":                               false,
+		"8.4.0-commercial":                     false,
+		"5.7.44-log":                           false,
+	} {
+		require.Equal(t, want, chunkread.MariaDBSince(v, "10.2.0"), v)
+	}
+}
