@@ -28,14 +28,16 @@ import (
 const lastPrepared = 0xFFFFFFFF
 
 // pipelined reports whether r's reads go in one round trip, and its
-// connection when they do: a go-mysql connection to MariaDB 10.2 or
-// later, in the binary protocol, in Snapshot or Plain mode.
+// connection when they do: an uncompressed go-mysql connection (the
+// answers' sequence numbers are set here, and a compressed protocol
+// numbers its frames apart) to MariaDB 10.2 or later, in the binary
+// protocol, in Snapshot or Plain mode.
 func (r *Reader) pipelined() (*client.Conn, bool) {
 	if r.text || r.steps || r.mode == Watermark {
 		return nil, false
 	}
 	cc, ok := r.conn.(*client.Conn)
-	if !ok {
+	if !ok || cc.Compression != mysql.MYSQL_COMPRESS_NONE {
 		return nil, false
 	}
 	if r.pipeline == 0 {
@@ -132,12 +134,11 @@ func (r *Reader) pipelineRead(cc *client.Conn, t *Table, q string, status bool) 
 var errNoSnapshotFile = errors.New("the server reports no Binlog_snapshot_file (not MariaDB, or log_bin=OFF)")
 
 // writeCommands writes the command packets cmds, each with its header's
-// room, in one write to the connection when it is not compressed and
-// each fits one packet.
+// room, in one write to the connection when each fits one packet.
 func writeCommands(cc *client.Conn, cmds [][]byte) error {
 	n := 0
 	for _, p := range cmds {
-		if len(p)-4 >= mysql.MaxPayloadLen || cc.Compression != mysql.MYSQL_COMPRESS_NONE {
+		if len(p)-4 >= mysql.MaxPayloadLen {
 			n = -1
 			break
 		}
