@@ -103,7 +103,8 @@ func snapshotWrites(t *testing.T, s *mariadb.Server, rows int, stop <-chan struc
 }
 
 // TestPublishSnapshotThroughKills: binlog-publish --snapshot of a 40,000
-// row table under live writes, SIGKILLed at random five times; the fold
+// row table under live writes, SIGKILLed five times (the first once the
+// stream holds 1,000 to 4,000 messages, the others at random); the fold
 // of the stream (every row read once, each change applying to the row
 // folded so far) equals the table, and a consumer sampling the stream's
 // end never saw half a batch of a source transaction.
@@ -123,8 +124,27 @@ func TestPublishSnapshotThroughKills(t *testing.T) {
 	p := startPublisher(t, args...)
 	kills := 0
 	var atKills []uint64 // the stream's messages at each kill
-	for range 5 {
-		time.Sleep(time.Duration(300+rand.IntN(900)) * time.Millisecond)
+	msgsNow := func() uint64 {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		st, err := js.Stream(ctx, "S")
+		if err != nil {
+			return 0
+		}
+		return st.CachedInfo().State.Msgs
+	}
+	for k := range 5 {
+		if k == 0 {
+			// Mid-snapshot whatever the read speed: once the stream
+			// holds 1,000 to 4,000 messages.
+			at := 1000 + uint64(rand.IntN(3000))
+			deadline := time.Now().Add(time.Minute)
+			for msgsNow() < at && time.Now().Before(deadline) {
+				time.Sleep(5 * time.Millisecond)
+			}
+		} else {
+			time.Sleep(time.Duration(300+rand.IntN(900)) * time.Millisecond)
+		}
 		select {
 		case err := <-p.done:
 			t.Fatalf("binlog-publish exited: %v: %s", err, p.stderr.String())
@@ -132,9 +152,7 @@ func TestPublishSnapshotThroughKills(t *testing.T) {
 		}
 		p.kill()
 		kills++
-		if st, err := js.Stream(context.Background(), "S"); err == nil {
-			atKills = append(atKills, st.CachedInfo().State.Msgs)
-		}
+		atKills = append(atKills, msgsNow())
 		p = startPublisher(t, args...)
 	}
 	time.Sleep(500 * time.Millisecond)
