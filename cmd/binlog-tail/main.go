@@ -5,13 +5,11 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-
-	"github.com/binlogstream/binlogstream/cmd/internal/clikit"
 )
 
 func main() {
 	adviseHugeHeapAtStart()
-	clikit.TuneGC(os.Getenv)
+	tuneGC(os.Getenv)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := cli(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

@@ -21,11 +21,9 @@ import (
 	"github.com/binlogstream/binlogstream"
 )
 
-// Main runs cli with a context that SIGINT and SIGTERM cancel, the
-// collector at GCPercent unless GOGC is set, and exits with the code it
-// returns.
+// Main runs cli with a context that SIGINT and SIGTERM cancel, and exits
+// with the code it returns.
 func Main(cli func(ctx context.Context) int) {
-	TuneGC(os.Getenv)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := cli(ctx)
 	stop()

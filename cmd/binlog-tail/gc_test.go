@@ -1,4 +1,4 @@
-package clikit
+package main
 
 import (
 	"runtime/debug"
@@ -7,17 +7,17 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestTuneGC: the commands collect at GOGC 400 unless GOGC is set, and
+// TestTuneGC: binlog-tail collects at GOGC 400 unless GOGC is set, and
 // then as it says.
 func TestTuneGC(t *testing.T) {
 	before := debug.SetGCPercent(-1)
 	defer debug.SetGCPercent(before)
 
 	debug.SetGCPercent(100)
-	require.Equal(t, 400, TuneGC(func(string) string { return "" }))
+	require.Equal(t, 400, tuneGC(func(string) string { return "" }))
 	require.Equal(t, 400, debug.SetGCPercent(-1))
 
 	debug.SetGCPercent(50) // as the runtime sets it from GOGC=50
-	require.Equal(t, 50, TuneGC(func(k string) string { return map[string]string{"GOGC": "50"}[k] }))
+	require.Equal(t, 50, tuneGC(func(k string) string { return map[string]string{"GOGC": "50"}[k] }))
 	require.Equal(t, 50, debug.SetGCPercent(-1))
 }
