@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -167,15 +166,7 @@ func debeziumSnapshotKills(t *testing.T, bin string) ([]*nats.Msg, map[string]st
 	began := time.Now()
 	p := start(args...)
 	var atKills []uint64
-	msgsNow := func() uint64 {
-		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-		defer cancel()
-		st, err := js.Stream(ctx, "DS")
-		if err != nil {
-			return 0
-		}
-		return st.CachedInfo().State.Msgs
-	}
+	msgsNow := streamMsgs(js, "DS")
 	for round := range 4 {
 		if round < 3 {
 			// Mid-snapshot: once the stream has grown by 2,000 to 5,000

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
 	"github.com/binlogstream/binlogstream/testhelpers/mariadb"
@@ -102,6 +103,20 @@ func snapshotWrites(t *testing.T, s *mariadb.Server, rows int, stop <-chan struc
 	}
 }
 
+// streamMsgs returns a func that reports how many messages stream name
+// holds now (0 when the server does not answer in time).
+func streamMsgs(js jetstream.JetStream, name string) func() uint64 {
+	return func() uint64 {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		st, err := js.Stream(ctx, name)
+		if err != nil {
+			return 0
+		}
+		return st.CachedInfo().State.Msgs
+	}
+}
+
 // TestPublishSnapshotThroughKills: binlog-publish --snapshot of a 40,000
 // row table under live writes, SIGKILLed five times (the first once the
 // stream holds 1,000 to 4,000 messages, the others at random); the fold
@@ -124,15 +139,7 @@ func TestPublishSnapshotThroughKills(t *testing.T) {
 	p := startPublisher(t, args...)
 	kills := 0
 	var atKills []uint64 // the stream's messages at each kill
-	msgsNow := func() uint64 {
-		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-		defer cancel()
-		st, err := js.Stream(ctx, "S")
-		if err != nil {
-			return 0
-		}
-		return st.CachedInfo().State.Msgs
-	}
+	msgsNow := streamMsgs(js, "S")
 	for k := range 5 {
 		if k == 0 {
 			// Mid-snapshot whatever the read speed: once the stream
