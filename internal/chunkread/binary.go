@@ -89,7 +89,7 @@ func (r *Reader) readBinaryResult(cc binaryConn, t *Table, c *Chunk) error {
 		}
 		row, err := sl.binaryRow(r.pkt, fields, t.Extra, t.Fill)
 		if err != nil {
-			rowErr = fmt.Errorf("read a row of %s: %w", t.ID(), err)
+			rowErr = &rowError{fmt.Errorf("read a row of %s: %w", t.ID(), err)}
 			continue
 		}
 		for _, j := range t.floats {
@@ -100,6 +100,13 @@ func (r *Reader) readBinaryResult(cc binaryConn, t *Table, c *Chunk) error {
 		c.Rows = append(c.Rows, row)
 	}
 }
+
+// rowError is a row of a result the reader could not convert; the
+// result was read to its end, so the connection is still in step.
+type rowError struct{ err error }
+
+func (e *rowError) Error() string { return e.err.Error() }
+func (e *rowError) Unwrap() error { return e.err }
 
 // cannotPrepare reports whether err is a server's or proxy's refusal of
 // prepared statements.

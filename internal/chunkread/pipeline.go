@@ -79,14 +79,17 @@ func (r *Reader) pipelineRead(cc *client.Conn, t *Table, q string, status bool) 
 	if err := writeCommands(cc, cmds); err != nil {
 		return nil, err
 	}
-	// The first server error is the read's; any other error (the
-	// connection's) ends it at once, the connection out of step.
+	// The first error is the read's. A server's error, or a row the
+	// reader could not convert, leaves the connection in step and the
+	// answers after it are read; any other (the connection's) ends the
+	// read at once, the connection out of step.
 	var first error
 	answer := func(read func() error) bool {
 		cc.Sequence = 1 // each command's answer is numbered from 1
 		err := read()
 		var me *mysql.MyError
-		if err != nil && !errors.As(err, &me) {
+		var re *rowError
+		if err != nil && !errors.As(err, &me) && !errors.As(err, &re) {
 			first = err
 			return false
 		}
