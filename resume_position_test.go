@@ -268,16 +268,6 @@ func TestTokenWriterGTIDSets(t *testing.T) {
 			all = append(all, r)
 		}
 	}
-	check := func(order []binlogstream.ResumePosition) {
-		var w binlogstream.TokenWriter
-		var got []byte
-		for _, r := range order {
-			want, err := r.AppendText(nil)
-			require.NoError(t, err)
-			got = w.Append(got[:0], r)
-			require.Equal(t, string(want), string(got))
-		}
-	}
 	// A fresh writer, once grown, on the rows of one transaction (tokens
 	// of one size), for each set length.
 	for from := 1; from < len(all); from += 301 {
@@ -288,8 +278,25 @@ func TestTokenWriterGTIDSets(t *testing.T) {
 		got = w.Append(got[:0], rows[2])
 		assert.Zero(t, testing.AllocsPerRun(100, func() { got = w.Append(got[:0], rows[k%3]); k++ }), "%s", rows[0])
 	}
+	requireTokenWriterText(t, all, 3)
+}
+
+// requireTokenWriterText requires one TokenWriter to write each token of
+// all as AppendText does, in their order and then shuffled (seed).
+func requireTokenWriterText(t *testing.T, all []binlogstream.ResumePosition, seed uint64) {
+	t.Helper()
+	check := func(order []binlogstream.ResumePosition) {
+		var w binlogstream.TokenWriter
+		var got []byte
+		for _, r := range order {
+			want, err := r.AppendText(nil)
+			require.NoError(t, err)
+			got = w.Append(got[:0], r)
+			require.Equal(t, string(want), string(got), "%s", r)
+		}
+	}
 	check(all)
 	shuffled := slices.Clone(all)
-	rand.New(rand.NewPCG(3, 3)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+	rand.New(rand.NewPCG(seed, seed)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
 	check(shuffled)
 }

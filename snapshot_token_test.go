@@ -2,8 +2,6 @@ package binlogstream_test
 
 import (
 	"fmt"
-	"math/rand/v2"
-	"slices"
 	"strings"
 	"testing"
 
@@ -62,20 +60,7 @@ func TestTokenWriterSnapshotRows(t *testing.T) {
 			all = append(all, r)
 		}
 	}
-	check := func(order []binlogstream.ResumePosition) {
-		var w binlogstream.TokenWriter
-		var got []byte
-		for _, r := range order {
-			want, err := r.AppendText(nil)
-			require.NoError(t, err)
-			got = w.Append(got[:0], r)
-			require.Equal(t, string(want), string(got), "%s", r)
-		}
-	}
-	check(all)
-	shuffled := slices.Clone(all)
-	rand.New(rand.NewPCG(4, 4)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
-	check(shuffled)
+	requireTokenWriterText(t, all, 4)
 
 	rows := binlogstream.WithSnapshotRows(sampleResumePositions()[4], strs, true)
 	var w binlogstream.TokenWriter
