@@ -16,17 +16,30 @@ import (
 	"github.com/binlogstream/binlogstream/tailline"
 )
 
+// pipelineToFile starts a tailer's pipeline writing to a file of its
+// own; written stops it and returns the file's lines.
+func pipelineToFile(t *testing.T) (tr *tailer, written func() [][]byte) {
+	path := filepath.Join(t.TempDir(), "out.jsonl")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	t.Cleanup(func() { f.Close() })
+	tr = &tailer{f: f, w: bufio.NewWriter(f), stop: func() {}}
+	tr.startPipeline()
+	return tr, func() [][]byte {
+		tr.stopPipeline()
+		require.NoError(t, tr.w.Flush())
+		out, err := os.ReadFile(path)
+		require.NoError(t, err)
+		return bytes.Split(bytes.TrimSuffix(out, []byte("\n")), []byte("\n"))
+	}
+}
+
 // TestSnapshotReadsBatched: a chunk's reads cross the pipeline in
 // batches of readBatch, and an event that comes while a batch is open
 // (here a progress line in the middle of a chunk) is written after the
 // reads before it: the lines keep the order of the events.
 func TestSnapshotReadsBatched(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "out.jsonl")
-	f, err := os.Create(path)
-	require.NoError(t, err)
-	defer f.Close()
-	tr := &tailer{f: f, w: bufio.NewWriter(f), stop: func() {}}
-	tr.startPipeline()
+	tr, written := pipelineToFile(t)
 	tbl := &binlogstream.Table{Schema: "d", Name: "t", Columns: []binlogstream.Column{{Name: "id", Type: "bigint", DataType: "bigint"}}}
 	hdr := &replication.EventHeader{EventType: replication.UNKNOWN_EVENT}
 	at := binlogstream.Position{File: "b.000001", Offset: 4}
@@ -46,11 +59,7 @@ func TestSnapshotReadsBatched(t *testing.T) {
 		want = append(want, `"row":[`+strconv.Itoa(i)+`]`)
 	}
 	require.Nil(t, tr.batch, "the chunk's end hands its last batch on")
-	tr.stopPipeline()
-	require.NoError(t, tr.w.Flush())
-	out, err := os.ReadFile(path)
-	require.NoError(t, err)
-	lines := bytes.Split(bytes.TrimSuffix(out, []byte("\n")), []byte("\n"))
+	lines := written()
 	require.Len(t, lines, len(want))
 	for i, w := range want {
 		require.Contains(t, string(lines[i]), w, "line %d", i)
@@ -64,12 +73,7 @@ func TestSnapshotReadsBatched(t *testing.T) {
 // them) writes its own table, position and token, not those of the
 // batch's first read.
 func TestSnapshotReadsBatchKeepsTheirPlace(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "out.jsonl")
-	f, err := os.Create(path)
-	require.NoError(t, err)
-	defer f.Close()
-	tr := &tailer{f: f, w: bufio.NewWriter(f), stop: func() {}}
-	tr.startPipeline()
+	tr, written := pipelineToFile(t)
 	cols := []binlogstream.Column{{Name: "id", Type: "bigint", DataType: "bigint"}}
 	t1 := &binlogstream.Table{Schema: "d", Name: "t1", Columns: cols}
 	t2 := &binlogstream.Table{Schema: "d", Name: "t2", Columns: cols}
@@ -88,11 +92,7 @@ func TestSnapshotReadsBatchKeepsTheirPlace(t *testing.T) {
 		require.NoError(t, tr.onEvent(context.Background(), ev))
 	}
 	tr.flushReads()
-	tr.stopPipeline()
-	require.NoError(t, tr.w.Flush())
-	out, err := os.ReadFile(path)
-	require.NoError(t, err)
-	lines := bytes.Split(bytes.TrimSuffix(out, []byte("\n")), []byte("\n"))
+	lines := written()
 	require.Len(t, lines, len(evs))
 	for i, ev := range evs {
 		var want tailline.Formatter
