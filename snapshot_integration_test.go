@@ -252,6 +252,50 @@ func runSnapshot(t *testing.T, src binlogstream.Source, start binlogstream.Resum
 	return run
 }
 
+// writeAtRandom runs n statements on c in a goroutine, each picked at
+// random (rng) from those stmts gives for step i; a duplicate key is
+// expected. done is closed after the last one (the stream then runs to
+// the server's position); wait waits for the goroutine.
+func writeAtRandom(t *testing.T, c *client.Conn, rng *rand.Rand, n int, stmts func(rng *rand.Rand, i int) []string) (done <-chan struct{}, wait func()) {
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer close(stop)
+		for i := range n {
+			qs := stmts(rng, i)
+			if _, err := c.Execute(qs[rng.IntN(len(qs))]); err != nil && !strings.Contains(err.Error(), "Duplicate") {
+				t.Error(err)
+				return
+			}
+		}
+	})
+	return stop, wg.Wait
+}
+
+// resumeThroughCrashes snapshots from start into f until a run ends with
+// no error, each run resuming from the last token the one before
+// acknowledged: while fewer than maxCrashes runs crashed, a run crashes
+// at an event with a chance of one in oneIn (rng). It stops at the
+// fold's first error (f.err) and returns the crashes.
+func resumeThroughCrashes(t *testing.T, src binlogstream.Source, start binlogstream.ResumePosition, cfg *binlogstream.SnapshotConfig,
+	f *snapFold, stop <-chan struct{}, rng *rand.Rand, maxCrashes, oneIn int) int {
+	t.Helper()
+	token, crashes := start, 0
+	for {
+		crash := func(binlogstream.Event) bool { return crashes < maxCrashes && rng.IntN(oneIn) == 0 }
+		run := runSnapshot(t, src, token, cfg, f, crash, stop, nil)
+		if f.err != nil {
+			return crashes
+		}
+		token = run.token
+		if run.err == nil {
+			return crashes
+		}
+		require.Equal(t, "crash", run.err.Error())
+		crashes++
+	}
+}
+
 // writer runs random writes against app.big aimed around the key the
 // snapshot reads (cursor), until stop is closed.
 func writer(c *client.Conn, seed uint64, cursor *atomic.Int64, stop <-chan struct{}, n *atomic.Int64, errs chan<- error) {
@@ -470,56 +514,31 @@ func TestSnapshotAwkwardTables(t *testing.T) {
 	pats, err = binlogstream.ParseTablePatterns("app.vk,app.ck,app.uk,app.empty,app.lu")
 	require.NoError(t, err)
 	f := newSnapFold(keys)
-	stopRun := make(chan struct{})
-	c := srv.Conn(t, "root")
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		defer close(stopRun) // the stream then runs to the server's position
-		rng := rand.New(rand.NewPCG(3, 4))
-		for i := range 3000 {
-			n := rng.IntN(3000) + 1
-			p := []string{"a", "B", "ä", "Z", "é ", "_"}[rng.IntN(6)]
-			qs := []string{
-				fmt.Sprintf("UPDATE app.vk SET v = v + 1 WHERE k = '%s%d'", p, n),
-				fmt.Sprintf("UPDATE app.vk SET k = UPPER(k) WHERE k = '%s%d'", p, n),
-				fmt.Sprintf("UPDATE app.vk SET k = CONCAT('A', k) WHERE k = '%s%d'", p, n),
-				fmt.Sprintf("DELETE FROM app.vk WHERE k = '%s%d'", p, n),
-				fmt.Sprintf("INSERT INTO app.vk VALUES ('%sn%d', 1)", p, i),
-				fmt.Sprintf("UPDATE app.ck SET b = b + 5000, v = v + 1 WHERE b = %d", n),
-				fmt.Sprintf("UPDATE app.ck SET a = 'X' WHERE b BETWEEN %d AND %d", n, n+30),
-				fmt.Sprintf("INSERT INTO app.ck VALUES ('a', %d, 1)", 100000+i),
-				fmt.Sprintf("UPDATE app.uk SET u = CONCAT('v', id), v = v + 1 WHERE id = %d", n),
-				fmt.Sprintf("DELETE FROM app.uk WHERE id = %d", n),
-				fmt.Sprintf("INSERT INTO app.empty VALUES (%d, 1)", i),
-				fmt.Sprintf("UPDATE app.empty SET id = id + 100000 WHERE id = %d", rng.IntN(i+1)),
-				fmt.Sprintf("UPDATE app.lu SET t = CONCAT(t, 'x'), v = v + 1 WHERE id = %d", n),
-				fmt.Sprintf("UPDATE app.lu SET id = id + 100000 WHERE id = %d", n),
-				fmt.Sprintf("DELETE FROM app.lu WHERE id = %d", n),
-			}
-			if _, err := c.Execute(qs[rng.IntN(len(qs))]); err != nil && !strings.Contains(err.Error(), "Duplicate") {
-				t.Error(err)
-				return
-			}
+	stopRun, wait := writeAtRandom(t, srv.Conn(t, "root"), rand.New(rand.NewPCG(3, 4)), 3000, func(rng *rand.Rand, i int) []string {
+		n := rng.IntN(3000) + 1
+		p := []string{"a", "B", "ä", "Z", "é ", "_"}[rng.IntN(6)]
+		return []string{
+			fmt.Sprintf("UPDATE app.vk SET v = v + 1 WHERE k = '%s%d'", p, n),
+			fmt.Sprintf("UPDATE app.vk SET k = UPPER(k) WHERE k = '%s%d'", p, n),
+			fmt.Sprintf("UPDATE app.vk SET k = CONCAT('A', k) WHERE k = '%s%d'", p, n),
+			fmt.Sprintf("DELETE FROM app.vk WHERE k = '%s%d'", p, n),
+			fmt.Sprintf("INSERT INTO app.vk VALUES ('%sn%d', 1)", p, i),
+			fmt.Sprintf("UPDATE app.ck SET b = b + 5000, v = v + 1 WHERE b = %d", n),
+			fmt.Sprintf("UPDATE app.ck SET a = 'X' WHERE b BETWEEN %d AND %d", n, n+30),
+			fmt.Sprintf("INSERT INTO app.ck VALUES ('a', %d, 1)", 100000+i),
+			fmt.Sprintf("UPDATE app.uk SET u = CONCAT('v', id), v = v + 1 WHERE id = %d", n),
+			fmt.Sprintf("DELETE FROM app.uk WHERE id = %d", n),
+			fmt.Sprintf("INSERT INTO app.empty VALUES (%d, 1)", i),
+			fmt.Sprintf("UPDATE app.empty SET id = id + 100000 WHERE id = %d", rng.IntN(i+1)),
+			fmt.Sprintf("UPDATE app.lu SET t = CONCAT(t, 'x'), v = v + 1 WHERE id = %d", n),
+			fmt.Sprintf("UPDATE app.lu SET id = id + 100000 WHERE id = %d", n),
+			fmt.Sprintf("DELETE FROM app.lu WHERE id = %d", n),
 		}
-	}()
-	rng := rand.New(rand.NewPCG(5, 6))
-	token, crashes := start, 0
-	const maxCrashes = 10
+	})
 	cfg := &binlogstream.SnapshotConfig{Tables: pats, ChunkRows: 50}
-	for {
-		crash := func(binlogstream.Event) bool { return crashes < maxCrashes && rng.IntN(800) == 0 }
-		run := runSnapshot(t, src, token, cfg, f, crash, stopRun, nil)
-		require.NoError(t, f.err)
-		token = run.token
-		if run.err == nil {
-			break
-		}
-		require.Equal(t, "crash", run.err.Error())
-		crashes++
-	}
-	wg.Wait()
+	crashes := resumeThroughCrashes(t, src, start, cfg, f, stopRun, rand.New(rand.NewPCG(5, 6)), 10, 800)
+	wait()
+	require.NoError(t, f.err)
 	for tn, k := range keys {
 		want := tableRows(t, srv, tn, k)
 		for key, row := range want {

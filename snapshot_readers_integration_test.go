@@ -61,60 +61,35 @@ func readersUnderWrites(t *testing.T, readers int, crashes int, noFold bool) (*s
 	}
 
 	f := newSnapFold(readersTables)
-	stopRun := make(chan struct{})
-	c := srv.Conn(t, "root")
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		defer close(stopRun) // the stream then runs to the server's position
-		rng := rand.New(rand.NewPCG(9, 10))
-		for i := range 4000 {
-			s := (int64(rng.IntN(20001)) - 10000) * 900000000000000
-			u := uint64(rng.IntN(20001)) * 900000000000000
-			n := rng.IntN(6000) + 1
-			p := []string{"a", "B", "ä", "Z", "é ", "_"}[rng.IntN(6)]
-			qs := []string{
-				fmt.Sprintf("UPDATE app.si SET v = v + 1 WHERE id = %d", s),
-				fmt.Sprintf("UPDATE app.si SET id = -id - 1 WHERE id = %d", s),
-				fmt.Sprintf("DELETE FROM app.si WHERE id = %d", s),
-				fmt.Sprintf("INSERT INTO app.si VALUES (%d, 1)", s+int64(i)+1),
-				fmt.Sprintf("UPDATE app.ui SET v = v + 1 WHERE id = %d", u),
-				fmt.Sprintf("UPDATE app.ui SET id = 18446744073709551615 - id WHERE id = %d", u),
-				fmt.Sprintf("DELETE FROM app.ui WHERE id = %d", u),
-				fmt.Sprintf("INSERT INTO app.ui VALUES (%d, 1)", u+uint64(i)+1),
-				fmt.Sprintf("UPDATE app.vk SET v = v + 1 WHERE k = '%s%d'", p, n),
-				fmt.Sprintf("UPDATE app.vk SET k = CONCAT('A', k) WHERE k = '%s%d'", p, n),
-				fmt.Sprintf("DELETE FROM app.vk WHERE k = '%s%d'", p, n),
-				fmt.Sprintf("INSERT INTO app.vk VALUES ('%sn%d', 1)", p, i),
-				fmt.Sprintf("UPDATE app.ck SET b = b + 7000, v = v + 1 WHERE b = %d", n-3000),
-				fmt.Sprintf("UPDATE app.ck SET a = 'X' WHERE b BETWEEN %d AND %d", n-3000, n-2970),
-				fmt.Sprintf("INSERT INTO app.ck VALUES ('a', %d, 1)", -100000-i),
-			}
-			if _, err := c.Execute(qs[rng.IntN(len(qs))]); err != nil && !strings.Contains(err.Error(), "Duplicate") {
-				t.Error(err)
-				return
-			}
+	stopRun, wait := writeAtRandom(t, srv.Conn(t, "root"), rand.New(rand.NewPCG(9, 10)), 4000, func(rng *rand.Rand, i int) []string {
+		s := (int64(rng.IntN(20001)) - 10000) * 900000000000000
+		u := uint64(rng.IntN(20001)) * 900000000000000
+		n := rng.IntN(6000) + 1
+		p := []string{"a", "B", "ä", "Z", "é ", "_"}[rng.IntN(6)]
+		return []string{
+			fmt.Sprintf("UPDATE app.si SET v = v + 1 WHERE id = %d", s),
+			fmt.Sprintf("UPDATE app.si SET id = -id - 1 WHERE id = %d", s),
+			fmt.Sprintf("DELETE FROM app.si WHERE id = %d", s),
+			fmt.Sprintf("INSERT INTO app.si VALUES (%d, 1)", s+int64(i)+1),
+			fmt.Sprintf("UPDATE app.ui SET v = v + 1 WHERE id = %d", u),
+			fmt.Sprintf("UPDATE app.ui SET id = 18446744073709551615 - id WHERE id = %d", u),
+			fmt.Sprintf("DELETE FROM app.ui WHERE id = %d", u),
+			fmt.Sprintf("INSERT INTO app.ui VALUES (%d, 1)", u+uint64(i)+1),
+			fmt.Sprintf("UPDATE app.vk SET v = v + 1 WHERE k = '%s%d'", p, n),
+			fmt.Sprintf("UPDATE app.vk SET k = CONCAT('A', k) WHERE k = '%s%d'", p, n),
+			fmt.Sprintf("DELETE FROM app.vk WHERE k = '%s%d'", p, n),
+			fmt.Sprintf("INSERT INTO app.vk VALUES ('%sn%d', 1)", p, i),
+			fmt.Sprintf("UPDATE app.ck SET b = b + 7000, v = v + 1 WHERE b = %d", n-3000),
+			fmt.Sprintf("UPDATE app.ck SET a = 'X' WHERE b BETWEEN %d AND %d", n-3000, n-2970),
+			fmt.Sprintf("INSERT INTO app.ck VALUES ('a', %d, 1)", -100000-i),
 		}
-	}()
-	rng := rand.New(rand.NewPCG(11, 12))
-	token, crashed := start, 0
+	})
 	cfg := &binlogstream.SnapshotConfig{Tables: pats, ChunkRows: 97, Readers: readers}
-	for {
-		crash := func(binlogstream.Event) bool { return crashed < crashes && rng.IntN(3000) == 0 }
-		run := runSnapshot(t, src, token, cfg, f, crash, stopRun, nil)
-		if f.err != nil {
-			wg.Wait()
-			return f, inflight, f.err
-		}
-		token = run.token
-		if run.err == nil {
-			break
-		}
-		require.Equal(t, "crash", run.err.Error())
-		crashed++
+	crashed := resumeThroughCrashes(t, src, start, cfg, f, stopRun, rand.New(rand.NewPCG(11, 12)), crashes, 3000)
+	wait()
+	if f.err != nil {
+		return f, inflight, f.err
 	}
-	wg.Wait()
 	for tn, k := range readersTables {
 		want := tableRows(t, srv, tn, k)
 		if !maps.Equal(want, f.rows[tn]) {
