@@ -151,13 +151,7 @@ func debeziumSnapshotKills(t *testing.T, bin string) ([]*nats.Msg, map[string]st
 		fmt.Sprintf("INSERT INTO s SELECT seq, 0, 'initial' FROM seq_1_to_%d", snapshotKillRows))
 	args := []string{"--dsn", s.DSN(mariadb.ReplUser), "--nats", c.URLs(), "--stream", "DS", "--start", "current",
 		"--tables", "d.s", "--snapshot", "--snapshot-chunk-rows", "1000", "--format", "debezium", "--quiet"}
-	start := func(args ...string) *publisher {
-		p := &publisher{cmd: exec.Command(bin, args...), done: make(chan error, 1)}
-		p.cmd.Stderr = &p.stderr
-		require.NoError(t, p.cmd.Start())
-		go func() { p.done <- p.cmd.Wait() }()
-		return p
-	}
+	start := func(args ...string) *publisher { return startBinary(t, bin, args...) }
 
 	stop := make(chan struct{})
 	var txns int
@@ -192,14 +186,7 @@ func debeziumSnapshotKills(t *testing.T, bin string) ([]*nats.Msg, map[string]st
 	close(stop)
 	wg.Wait()
 	p.kill()
-	p = start(append(args, "--stop-at-current")...)
-	select {
-	case err := <-p.done:
-		require.NoError(t, err, "%s", p.stderr.String())
-	case <-time.After(2 * time.Minute):
-		p.kill()
-		t.Fatalf("binlog-publish --stop-at-current still running after 2 minutes: %s", p.stderr.String())
-	}
+	finishBinary(t, bin, args)
 	took := time.Since(began)
 	require.NotEmpty(t, atKills)
 

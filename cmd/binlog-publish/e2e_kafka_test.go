@@ -228,10 +228,7 @@ func TestKafkaNegativeControlUntransacted(t *testing.T) {
 	stopWorkload := startWorkload(t, s)
 	args := k.args(s, start)
 	for range 6 {
-		p := &publisher{cmd: exec.Command(bin, args...), done: make(chan error, 1)}
-		p.cmd.Stderr = &p.stderr
-		require.NoError(t, p.cmd.Start())
-		go func() { p.done <- p.cmd.Wait() }()
+		p := startBinary(t, bin, args...)
 		time.Sleep(time.Duration(700+rand.IntN(600)) * time.Millisecond)
 		p.kill()
 	}

@@ -132,7 +132,12 @@ type publisher struct {
 }
 
 func startPublisher(t *testing.T, args ...string) *publisher {
-	p := &publisher{cmd: exec.Command(th.Command(t, "binlog-publish"), args...), done: make(chan error, 1)}
+	return startBinary(t, th.Command(t, "binlog-publish"), args...)
+}
+
+// startBinary starts bin, a binlog-publish build, with args.
+func startBinary(t *testing.T, bin string, args ...string) *publisher {
+	p := &publisher{cmd: exec.Command(bin, args...), done: make(chan error, 1)}
 	p.cmd.Stderr = &p.stderr
 	require.NoError(t, p.cmd.Start())
 	go func() { p.done <- p.cmd.Wait() }()
@@ -162,7 +167,13 @@ func tailOutput(t *testing.T, args ...string) []byte {
 
 // finish runs binlog-publish up to the server's current position.
 func finish(t *testing.T, args []string) {
-	p := startPublisher(t, append(args, "--stop-at-current")...)
+	finishBinary(t, th.Command(t, "binlog-publish"), args)
+}
+
+// finishBinary runs bin, a binlog-publish build, up to the server's
+// current position.
+func finishBinary(t *testing.T, bin string, args []string) {
+	p := startBinary(t, bin, append(args, "--stop-at-current")...)
 	select {
 	case err := <-p.done:
 		require.NoError(t, err, "%s", p.stderr.String())
@@ -323,10 +334,7 @@ func TestNegativeControlUnfenced(t *testing.T) {
 
 	args := []string{"--dsn", s.DSN(mariadb.ReplUser), "--nats", c.URLs(), "--stream", "N", "--start", start, "--quiet"}
 	for range 2 {
-		p := &publisher{cmd: exec.Command(bin, args...), done: make(chan error, 1)}
-		p.cmd.Stderr = &p.stderr
-		require.NoError(t, p.cmd.Start())
-		go func() { p.done <- p.cmd.Wait() }()
+		p := startBinary(t, bin, args...)
 		require.Eventually(t, func() bool {
 			st, err := js.Stream(context.Background(), "N")
 			return err == nil && st.CachedInfo().State.Msgs > 2000
