@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -276,12 +275,7 @@ func (r *Reader) readStatus(cc binaryConn, at *Pos) error {
 		if err != nil {
 			return err
 		}
-		switch strings.ToLower(string(name)) {
-		case "binlog_snapshot_file":
-			at.File = string(val)
-		case "binlog_snapshot_position":
-			at.Offset, _ = strconv.ParseUint(string(val), 10, 64)
-		}
+		at.setStatus(string(name), string(val))
 	}
 }
 

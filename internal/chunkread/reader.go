@@ -40,6 +40,17 @@ type Pos struct {
 	Offset uint64
 }
 
+// setStatus takes a row of SHOW STATUS LIKE 'binlog_snapshot_%': the
+// consistent snapshot's binlog file or position.
+func (p *Pos) setStatus(name, val string) {
+	switch strings.ToLower(name) {
+	case "binlog_snapshot_file":
+		p.File = val
+	case "binlog_snapshot_position":
+		p.Offset, _ = strconv.ParseUint(val, 10, 64)
+	}
+}
+
 // Chunk is a key range's rows as read.
 type Chunk struct {
 	// At is the read's binlog position: its rows hold every transaction
@@ -223,12 +234,7 @@ func (r *Reader) snapshotRows(t *Table, q string) (*Chunk, error) {
 	for i := range st.RowNumber() {
 		name, _ := st.GetString(i, 0)
 		val, _ := st.GetString(i, 1)
-		switch strings.ToLower(name) {
-		case "binlog_snapshot_file":
-			c.At.File = strings.Clone(val)
-		case "binlog_snapshot_position":
-			c.At.Offset, _ = strconv.ParseUint(val, 10, 64)
-		}
+		c.At.setStatus(name, strings.Clone(val))
 	}
 	if c.At.File == "" {
 		return nil, errNoSnapshotFile
