@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -70,13 +68,7 @@ func TestSchemaChangeTable(t *testing.T) {
 				require.True(t, json.Valid(r.Value), "%s", r.Value)
 				fmt.Fprintf(&b, "%s\t%s\t%s\n", r.Topic, r.Key, r.Value)
 			}
-			path := filepath.Join("testdata", tc.name+".golden")
-			if *update {
-				require.NoError(t, os.WriteFile(path, b.Bytes(), 0o644))
-			}
-			want, err := os.ReadFile(path)
-			require.NoError(t, err)
-			assert.Equal(t, string(want), b.String())
+			assertGolden(t, tc.name, b.Bytes())
 
 			type column struct {
 				Name       string   `json:"name"`

@@ -22,6 +22,19 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files of testdata/")
 
+// assertGolden asserts that got is testdata/NAME.golden, which -update
+// rewrites first.
+func assertGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		require.NoError(t, os.WriteFile(path, got, 0o644))
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(got))
+}
+
 // col is a column of the test tables.
 func col(name, typ, dt string, f func(c *binlogstream.Column)) binlogstream.Column {
 	c := binlogstream.Column{Name: name, Type: typ, DataType: dt, Nullable: true}
@@ -259,13 +272,7 @@ func TestGolden(t *testing.T) {
 				fmt.Fprintf(&b, "%s\t%s\t%s\n", r.Topic, r.Key, orNull(r.Value))
 			}
 			assert.NotContains(t, b.String(), "hunter2", "the DDL's secret is masked")
-			path := filepath.Join("testdata", tc.name+".golden")
-			if *update {
-				require.NoError(t, os.WriteFile(path, b.Bytes(), 0o644))
-			}
-			want, err := os.ReadFile(path)
-			require.NoError(t, err)
-			assert.Equal(t, string(want), b.String())
+			assertGolden(t, tc.name, b.Bytes())
 			for _, l := range strings.Split(strings.TrimSpace(b.String()), "\n") {
 				f := strings.Split(l, "\t")
 				for _, j := range f[1:] {

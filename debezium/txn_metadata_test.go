@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/go-mysql-org/go-mysql/replication"
@@ -87,13 +85,7 @@ func TestTransactionMetadataGolden(t *testing.T) {
 				require.True(t, json.Valid(r.Key) && json.Valid(r.Value), "%s %s", r.Key, r.Value)
 				fmt.Fprintf(&b, "%s\t%s\t%s\n", r.Topic, r.Key, r.Value)
 			}
-			path := filepath.Join("testdata", name+".golden")
-			if *update {
-				require.NoError(t, os.WriteFile(path, b.Bytes(), 0o644))
-			}
-			want, err := os.ReadFile(path)
-			require.NoError(t, err)
-			assert.Equal(t, string(want), b.String())
+			assertGolden(t, name, b.Bytes())
 		})
 	}
 	for i, r := range golden[true] {
