@@ -325,6 +325,9 @@ func init() {
 	snapMinReaders, _ = strconv.Atoi(os.Getenv(SnapshotReadersEnv))
 }
 
+// SnapshotAheadReads bounds the reads one reader sends ahead.
+const SnapshotAheadReads = aheadReads
+
 // SnapshotReadersEnv names the variable that sets the tests' least
 // SnapshotConfig.Readers.
 const SnapshotReadersEnv = "BINLOGSTREAM_TEST_SNAPSHOT_READERS"

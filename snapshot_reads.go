@@ -2,9 +2,11 @@ package binlogstream
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"time"
 
+	"github.com/binlogstream/binlogstream/internal/chunkread"
 	"github.com/binlogstream/binlogstream/internal/snapshot"
 )
 
@@ -51,6 +53,9 @@ type chunkJob struct {
 	lo              *snapshot.Key
 	// split: find the range's end first and report it (several readers).
 	split bool
+	// chain: the range starts after the last key of the read asked
+	// before it (lo is not known when it is asked; one reader).
+	chain bool
 }
 
 type chunkResult struct {
@@ -67,57 +72,207 @@ type chunkResult struct {
 	chunk *snapshot.Chunk // the state's view of read
 }
 
-// reader reads the chunks asked for, on a connection of its own.
+// aheadReads bounds the reads a reader has sent ahead on its connection
+// and not received.
+const aheadReads = 3
+
+// reader reads the chunks asked for, on a connection of its own. A read
+// its connection can send ahead (chunkReader.canSend) is written as soon
+// as it is taken, behind the reads not received yet, so that the server
+// reads a table's next chunk while this one's rows are taken in; any
+// other waits until the reads sent are received, and is read at once.
 func (d *snapDriver) reader(ctx context.Context) {
 	defer d.wg.Done()
-	var r chunkReader
-	defer func() {
-		if r != nil {
-			r.close()
-		}
-	}()
+	rc := &readerConn{d: d}
+	defer rc.closeConn()
+	var held *chunkJob // taken, and waiting for the reads sent
 	for {
-		var job chunkJob
-		select {
-		case <-ctx.Done():
-			return
-		case job = <-d.work:
-		}
-		res := chunkResult{job: job, limit: d.cfg.ChunkRows}
-		if r == nil {
-			r, res.err = d.src.chunkReader(context.WithoutCancel(ctx))
-		}
-		if res.err == nil {
-			var after, through []any
-			if job.lo != nil {
-				after = job.lo.Raw
-			}
-			if job.split {
-				// The range ends at the key ChunkRows rows on; rows
-				// inserted into it before the read may make it longer.
-				var hi *snapshot.Key
-				hi, res.err = r.keyAfter(job.t, after, d.cfg.ChunkRows-1)
-				if res.err == nil {
-					if !d.send(ctx, chunkResult{job: job, bound: true, hi: hi}) {
-						return
-					}
-					if res.hi = hi; hi != nil {
-						through, res.limit = hi.Raw, 2*d.cfg.ChunkRows
-					}
+		if len(rc.sent) == 0 {
+			job := held
+			if held = nil; job == nil {
+				select {
+				case <-ctx.Done():
+					return
+				case j := <-d.work:
+					job = &j
 				}
 			}
-			if res.err == nil {
-				res.read, res.err = r.readChunk(job.t, after, through, res.limit)
+			if !rc.start(ctx, *job) {
+				return
 			}
-			if res.err != nil {
-				r.close()
-				r = nil
+			continue
+		}
+	take:
+		for held == nil && len(rc.sent) < aheadReads {
+			select {
+			case j := <-d.work:
+				if rc.canSend(j) {
+					if !rc.sendAhead(ctx, j) {
+						return
+					}
+				} else {
+					held = &j
+				}
+			default:
+				break take
 			}
 		}
-		if !d.send(ctx, res) {
+		if !rc.receive(ctx) {
 			return
 		}
 	}
+}
+
+// readerConn is a reader's connection, the reads it sent ahead, and the
+// last read it finished, which a chained read starts after.
+type readerConn struct {
+	d    *snapDriver
+	r    chunkReader
+	sent []chunkJob // sent ahead, not received, oldest first
+	// last is the job read last (lastOK), with the key its rows ended at
+	// (its own start when it had none) or its error.
+	last    chunkJob
+	lastOK  bool
+	lastKey *snapshot.Key
+	lastErr error
+	// failed: a read on the connection failed; it is closed once the
+	// reads sent are received.
+	failed bool
+}
+
+func (rc *readerConn) closeConn() {
+	if rc.r != nil {
+		rc.r.close()
+		rc.r = nil
+	}
+}
+
+// follows reports whether job is the read asked right after prev, of the
+// same table and generation.
+func follows(job, prev chunkJob) bool {
+	return job.t == prev.t && job.gen == prev.gen && job.epoch == prev.epoch && job.seq == prev.seq+1
+}
+
+// canSend reports whether job can be sent ahead now: a read of a table
+// the connection sends ahead, and a chained one right after the read
+// sent last (or, none sent, read last without error).
+func (rc *readerConn) canSend(job chunkJob) bool {
+	if rc.r == nil || rc.failed || job.split || !rc.r.canSend(job.t) {
+		return false
+	}
+	if !job.chain {
+		return true
+	}
+	if n := len(rc.sent); n > 0 {
+		return follows(job, rc.sent[n-1])
+	}
+	return rc.lastOK && follows(job, rc.last) && rc.lastErr == nil && rc.lastKey != nil
+}
+
+// sendAhead writes job's read; false: the readers are stopping.
+func (rc *readerConn) sendAhead(ctx context.Context, job chunkJob) bool {
+	var after []any
+	if job.lo != nil {
+		after = job.lo.Raw
+	}
+	if err := rc.r.send(job.t, after, rc.d.cfg.ChunkRows, job.chain); err != nil {
+		rc.failed = true
+		return rc.finish(ctx, chunkResult{job: job, limit: rc.d.cfg.ChunkRows, err: err})
+	}
+	rc.sent = append(rc.sent, job)
+	return true
+}
+
+// receive takes in the oldest read sent; false: the readers are stopping.
+func (rc *readerConn) receive(ctx context.Context) bool {
+	job := rc.sent[0]
+	rc.sent = rc.sent[1:]
+	res := chunkResult{job: job, limit: rc.d.cfg.ChunkRows}
+	if job.chain {
+		res.job.lo = rc.lastKey
+	}
+	res.read, res.err = rc.r.receive(job.t)
+	if res.err != nil {
+		rc.failed = true
+	}
+	return rc.finish(ctx, res)
+}
+
+// start reads job with nothing sent ahead: sent ahead if it can be, or
+// else read at once; false: the readers are stopping.
+func (rc *readerConn) start(ctx context.Context, job chunkJob) bool {
+	d := rc.d
+	res := chunkResult{job: job, limit: d.cfg.ChunkRows}
+	if rc.r == nil {
+		if rc.r, res.err = d.src.chunkReader(context.WithoutCancel(ctx)); res.err != nil {
+			return rc.finish(ctx, res)
+		}
+	}
+	if !job.split {
+		// Whether the Run goroutine may ask this table's reads chained.
+		var t *snapTable
+		if rc.r.canSend(job.t) {
+			t = job.t
+		}
+		d.sendsAhead.Store(t)
+	}
+	if rc.canSend(job) {
+		return rc.sendAhead(ctx, job)
+	}
+	if job.chain {
+		switch {
+		case !rc.lastOK || !follows(job, rc.last):
+			res.err = chunkread.ErrChainBroken
+		case rc.lastErr != nil:
+			res.err = rc.lastErr
+		default:
+			res.job.lo = rc.lastKey
+		}
+		if res.err != nil {
+			return rc.finish(ctx, res)
+		}
+	}
+	var after, through []any
+	if res.job.lo != nil {
+		after = res.job.lo.Raw
+	}
+	if job.split {
+		// The range ends at the key ChunkRows rows on; rows inserted
+		// into it before the read may make it longer.
+		var hi *snapshot.Key
+		hi, res.err = rc.r.keyAfter(job.t, after, d.cfg.ChunkRows-1)
+		if res.err == nil {
+			if !d.send(ctx, chunkResult{job: job, bound: true, hi: hi}) {
+				return false
+			}
+			if res.hi = hi; hi != nil {
+				through, res.limit = hi.Raw, 2*d.cfg.ChunkRows
+			}
+		}
+	}
+	if res.err == nil {
+		res.read, res.err = rc.r.readChunk(job.t, after, through, res.limit)
+	}
+	if res.err != nil {
+		rc.failed = true
+	}
+	return rc.finish(ctx, res)
+}
+
+// finish records res as the last read, closes a connection a read
+// failed on once nothing sent is left on it, and hands res on.
+func (rc *readerConn) finish(ctx context.Context, res chunkResult) bool {
+	rc.last, rc.lastOK, rc.lastErr, rc.lastKey = res.job, true, res.err, res.job.lo
+	if res.err == nil {
+		if n := len(res.read.keys); n > 0 {
+			rc.lastKey = &res.read.keys[n-1]
+		}
+	}
+	if rc.failed && len(rc.sent) == 0 {
+		rc.closeConn()
+		rc.failed = false
+	}
+	return rc.d.send(ctx, res)
 }
 
 // send hands a reader's result to the Run goroutine; false: the readers
@@ -150,7 +305,7 @@ func (d *snapDriver) ask(ctx context.Context, t *snapTable) error {
 		return nil // gone from the server: its DROP or RENAME is still to come
 	}
 	tr := d.tableReads(t.id)
-	job := chunkJob{gen: d.gen, epoch: d.epoch[t.id], seq: tr.seq, t: t, lo: tr.front, split: d.cfg.Readers > 1}
+	job := chunkJob{gen: d.gen, epoch: d.epoch[t.id], seq: tr.seq, t: t, lo: tr.front, split: d.cfg.Readers > 1, chain: !tr.frontOK}
 	tr.seq++
 	tr.inflight++
 	if snapInflight != nil {
@@ -204,6 +359,18 @@ func (d *snapDriver) collect(ctx context.Context, wait time.Duration) error {
 		}
 		tr.inflight--
 		if r.err != nil {
+			if errors.Is(r.err, chunkread.ErrChainBroken) {
+				// The server's reads went elsewhere than asked: read
+				// the table again from its boundary.
+				d.log.WithField("table", id).WithError(r.err).Debug("snapshot: chained read refused; reading from the boundary")
+				delete(d.reads, id)
+				d.epoch[id]++
+				d.needWork = true
+				d.box.mu.Lock()
+				d.box.stats.Rereads++
+				d.box.mu.Unlock()
+				continue
+			}
 			if isNoSuchTable(r.err) {
 				d.log.WithField("table", id).Warn("snapshot: the table is gone from the server; its reads wait for its DROP or RENAME in the stream")
 				d.paused[id] = true
@@ -226,10 +393,11 @@ func (d *snapDriver) collect(ctx context.Context, wait time.Duration) error {
 		rr.chunk = d.chunkOf(&rr)
 		i, _ := slices.BinarySearchFunc(tr.back, rr.job.seq, func(c *chunkResult, seq uint64) int { return cmpUint(c.job.seq, seq) })
 		tr.back = slices.Insert(tr.back, i, &rr)
-		if !rr.job.split && rr.job.seq == tr.seq-1 {
+		if !rr.job.split && rr.chunk.Hi == nil {
+			tr.end = true // nothing is asked after a read that found the table's end
+		} else if !rr.job.split && rr.job.seq == tr.seq-1 {
 			// One reader: the next read starts after this one's last key.
-			tr.end = rr.chunk.Hi == nil
-			tr.front, tr.frontOK = rr.chunk.Hi, rr.chunk.Hi != nil
+			tr.front, tr.frontOK = rr.chunk.Hi, true
 		}
 		if err := d.readAhead(ctx, id); err != nil {
 			return err
@@ -252,18 +420,26 @@ func cmpUint(a, b uint64) int {
 // are delivered, and the memory they hold stays a few chunks.
 const readAheadChunks = 2
 
-// readAhead asks for table id's next range while its start is known,
-// fewer than Readers reads of it are in flight and at most
-// readAheadChunks+Readers chunks are asked and not attached. Each chunk
-// read ahead is read at its own position and attaches as any other: the
-// state takes it only once the boundary is its low key and the stream
-// has reached its position.
+// readAhead asks for table id's next range while its start is known (or,
+// with one reader and a key of integers, chained after the read in
+// flight), fewer than Readers reads of it are in flight (aheadReads
+// chained) and at most readAheadChunks+Readers chunks are asked and not
+// attached. Each chunk read ahead is read at its own position and
+// attaches as any other: the state takes it only once the boundary is
+// its low key and the stream has reached its position.
 func (d *snapDriver) readAhead(ctx context.Context, id string) error {
 	tr := d.reads[id]
-	if d.meta[id] == nil || d.paused[id] {
+	t := d.meta[id]
+	if t == nil || d.paused[id] {
 		return nil
 	}
-	for tr != nil && tr.frontOK && !tr.end && tr.inflight < d.cfg.Readers && tr.outstanding() <= readAheadChunks+d.cfg.Readers-1 {
+	inflight := d.cfg.Readers
+	chains := d.cfg.Readers == 1 && d.sendsAhead.Load() == t
+	if chains {
+		inflight = aheadReads
+	}
+	for tr != nil && (tr.frontOK || chains && tr.inflight > 0) && !tr.end && tr.inflight < inflight &&
+		tr.outstanding() <= readAheadChunks+d.cfg.Readers-1 {
 		if _, active := d.state.Active(id); !active {
 			return nil
 		}

@@ -44,6 +44,16 @@ type chunkReader interface {
 	// keyCmp fills in the comparable form of keys of t from their Raw
 	// values (asking the server for the weights of text keys).
 	keyCmp(t *snapTable, keys []*snapshot.Key) error
+	// canSend reports whether reads of t can be sent ahead: written
+	// before the answers of the reads sent before them are received.
+	canSend(t *snapTable) bool
+	// send writes the read of up to n rows of t after the key after, or,
+	// chained, after the last key of the read sent just before it, which
+	// is of t; receive takes in the oldest read sent, as readChunk reads
+	// it. A chained read that did not start after the last key of the
+	// read before it fails with chunkread.ErrChainBroken.
+	send(t *snapTable, after []any, n int, chained bool) error
+	receive(t *snapTable) (*chunkRead, error)
 	close()
 }
 
@@ -325,9 +335,28 @@ func (r *syncerChunks) keyAfter(t *snapTable, after []any, offset int) (*snapsho
 	return &k, nil
 }
 
+func (r *syncerChunks) canSend(t *snapTable) bool { return r.rd.Ahead(t.rt) }
+
+func (r *syncerChunks) send(t *snapTable, after []any, n int, chained bool) error {
+	if err := r.rd.Send(t.rt, chunkread.Range{After: after, Limit: n}, chained); err != nil {
+		return fmt.Errorf("binlogstream: snapshot of %s: %w", t.id, err)
+	}
+	return nil
+}
+
+func (r *syncerChunks) receive(t *snapTable) (*chunkRead, error) {
+	c, err := r.rd.Receive()
+	return r.chunkRead(t, c, err)
+}
+
 // readRange reads rg's rows of t as readChunk does.
 func (r *syncerChunks) readRange(t *snapTable, rg chunkread.Range) (*chunkRead, error) {
 	c, err := r.rd.Read(t.rt, rg)
+	return r.chunkRead(t, c, err)
+}
+
+// chunkRead is the chunk c of t as read, with its keys.
+func (r *syncerChunks) chunkRead(t *snapTable, c *chunkread.Chunk, err error) (*chunkRead, error) {
 	if err != nil {
 		return nil, fmt.Errorf("binlogstream: snapshot of %s: %w", t.id, err)
 	}

@@ -116,6 +116,9 @@ type snapDriver struct {
 	placeTried bool
 	// quiet: between is called at a heartbeat, not after an event.
 	quiet bool
+	// sendsAhead is the table whose reads the (one) reader's connection
+	// last found it can send ahead: its reads are asked chained.
+	sendsAhead atomic.Pointer[snapTable]
 }
 
 var _ beside = (*snapDriver)(nil)
@@ -394,7 +397,7 @@ func (d *snapDriver) open(ctx context.Context, from ResumePosition) error {
 	// Up to Readers tables are read at once, each with up to Readers
 	// reads in flight (two results each): neither channel fills.
 	n := d.cfg.Readers * (d.cfg.Readers + 1)
-	d.work, d.results = make(chan chunkJob, n), make(chan chunkResult, 2*n)
+	d.work, d.results = make(chan chunkJob, n+aheadReads), make(chan chunkResult, 2*n+aheadReads)
 	for range d.cfg.Readers {
 		d.wg.Add(1)
 		go d.reader(rctx)
@@ -606,13 +609,20 @@ func (d *snapDriver) attachTable(ctx context.Context, listeners []Listener, id s
 		}
 	}
 	if _, active := d.state.Active(id); !active {
+		if d.reads[id] != nil {
+			// Reads asked past the table's end are dropped.
+			delete(d.reads, id)
+			d.epoch[id]++
+		}
 		return nil
 	}
 	if tr := d.reads[id]; tr != nil && tr.outstanding() == 0 {
 		delete(d.reads, id) // asked again from the boundary
 	}
 	if d.reads[id] == nil {
-		return d.ask(ctx, d.meta[id])
+		if err := d.ask(ctx, d.meta[id]); err != nil {
+			return err
+		}
 	}
 	return d.readAhead(ctx, id)
 }

@@ -92,6 +92,12 @@ func (r *Reader) readBinaryResult(cc binaryConn, t *Table, c *Chunk) error {
 			rowErr = &rowError{fmt.Errorf("read a row of %s: %w", t.ID(), err)}
 			continue
 		}
+		if k := len(fields) - len(t.Columns); k > 0 {
+			// A read sent ahead also selects its key's assignments
+			// (assignList): not the row's.
+			copy(row[len(t.Columns):], row[len(fields):])
+			row = row[: len(row)-k : len(row)-k]
+		}
 		for _, j := range t.floats {
 			if f, ok := row[j].(float64); ok {
 				row[j] = sl.float32(float32(f))

@@ -64,24 +64,43 @@ func mariaDBSince(version, least string) bool {
 // transaction, in one round trip; status: place it by the snapshot's
 // binlog position.
 func (r *Reader) pipelineRead(cc *client.Conn, t *Table, q string, status bool) (*Chunk, error) {
-	var cmds [][]byte
-	if r.unclosed != 0 { // the statement the last read prepared; no answer
-		cmds = append(cmds, closePacket(r.unclosed))
-		r.unclosed = 0
+	began := time.Now()
+	if err := writeCommands(cc, r.readCommands(nil, q, status)); err != nil {
+		return nil, err
 	}
+	c, err := r.readAnswers(cc, t, status, nil)
+	if err != nil {
+		return nil, err
+	}
+	c.Age = time.Since(began)
+	return c, nil
+}
+
+// readCommands are the commands of a read of the SELECT q in one
+// transaction, after the commands pre: the closing of the statements
+// earlier reads prepared, pre, the transaction's start, the status query
+// (status), the SELECT prepared and executed, and COMMIT.
+func (r *Reader) readCommands(pre [][]byte, q string, status bool) [][]byte {
+	var cmds [][]byte
+	for _, id := range r.unclosed { // no answer
+		cmds = append(cmds, closePacket(id))
+	}
+	r.unclosed = r.unclosed[:0]
+	cmds = append(cmds, pre...)
 	cmds = append(cmds, command(mysql.COM_QUERY, "START TRANSACTION WITH CONSISTENT SNAPSHOT"))
 	if status {
 		cmds = append(cmds, command(mysql.COM_QUERY, "SHOW STATUS LIKE 'binlog_snapshot_%'"))
 	}
-	cmds = append(cmds, command(mysql.COM_STMT_PREPARE, q), executePacket(lastPrepared), command(mysql.COM_QUERY, "COMMIT"))
-	began := time.Now()
-	if err := writeCommands(cc, cmds); err != nil {
-		return nil, err
-	}
-	// The first error is the read's. A server's error, or a row the
-	// reader could not convert, leaves the connection in step and the
-	// answers after it are read; any other (the connection's) ends the
-	// read at once, the connection out of step.
+	return append(cmds, command(mysql.COM_STMT_PREPARE, q), executePacket(lastPrepared), command(mysql.COM_QUERY, "COMMIT"))
+}
+
+// readAnswers reads the answers of readCommands' commands in order:
+// first pre's, each by its reader, then the read's. The first error is
+// the read's. A server's error, or a row the reader could not convert,
+// leaves the connection in step and the answers after it are read; any
+// other (the connection's) ends the read at once, the connection out of
+// step.
+func (r *Reader) readAnswers(cc *client.Conn, t *Table, status bool, pre []func() error) (*Chunk, error) {
 	var first error
 	answer := func(read func() error) bool {
 		cc.Sequence = 1 // each command's answer is numbered from 1
@@ -96,6 +115,11 @@ func (r *Reader) pipelineRead(cc *client.Conn, t *Table, q string, status bool) 
 			first = err
 		}
 		return true
+	}
+	for _, p := range pre {
+		if !answer(p) {
+			return nil, first
+		}
 	}
 	c := &Chunk{}
 	if !answer(func() error { return readOK(cc) }) {
@@ -121,7 +145,7 @@ func (r *Reader) pipelineRead(cc *client.Conn, t *Table, q string, status bool) 
 		return nil, first
 	}
 	if prepared {
-		r.unclosed = id // closed by the next read's commands
+		r.unclosed = append(r.unclosed, id) // closed by the next read's commands
 	}
 	if first != nil {
 		return nil, first
@@ -129,7 +153,6 @@ func (r *Reader) pipelineRead(cc *client.Conn, t *Table, q string, status bool) 
 	if status && c.At.File == "" {
 		return nil, errNoSnapshotFile
 	}
-	c.Age = time.Since(began)
 	return c, nil
 }
 

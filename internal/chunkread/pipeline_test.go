@@ -25,6 +25,7 @@ type turnProxy struct {
 	mu       sync.Mutex
 	answered bool
 	turns    int
+	served   int // bytes from the server
 }
 
 func startTurnProxy(t *testing.T, target string) *turnProxy {
@@ -61,6 +62,7 @@ func (p *turnProxy) copy(dst, src net.Conn, fromServer bool) {
 		if n > 0 {
 			p.mu.Lock()
 			if fromServer {
+				p.served += n
 				p.answered = true // before the client can read it
 			} else if p.answered {
 				p.turns++
@@ -74,6 +76,22 @@ func (p *turnProxy) copy(dst, src net.Conn, fromServer bool) {
 		if err != nil {
 			return
 		}
+	}
+}
+
+// settled returns the bytes the server has sent once no more came for
+// 100 ms.
+func (p *turnProxy) settled() int {
+	last := -1
+	for {
+		time.Sleep(100 * time.Millisecond)
+		p.mu.Lock()
+		n := p.served
+		p.mu.Unlock()
+		if n == last {
+			return n
+		}
+		last = n
 	}
 }
 

@@ -66,6 +66,9 @@ type Chunk struct {
 	Rows [][]any
 	// Age is how long the read's transaction lived.
 	Age time.Duration
+	// After is the key a read received ahead started after (nil: the
+	// table's first row).
+	After []any
 }
 
 // Mode is how a Reader places its reads in the binlog.
@@ -116,9 +119,11 @@ type Reader struct {
 	// comparison).
 	pipeline int8
 	steps    bool
-	// unclosed is the statement a read in one round trip prepared, closed
-	// by the next one's commands (0: none).
-	unclosed uint32
+	// unclosed are the statements reads in one round trip prepared,
+	// closed by the next one's commands.
+	unclosed []uint32
+	// The reads sent ahead (ahead.go).
+	ahead
 }
 
 // New sets conn's session up for reads in mode and returns a reader on
@@ -147,8 +152,13 @@ func (r *Reader) SetNaive(n Naive) { r.naive = n }
 // Conn is the reader's connection.
 func (r *Reader) Conn() Conn { return r.conn }
 
-// Read reads rg's rows of t in one short transaction.
+// Read reads rg's rows of t in one short transaction, with no read sent
+// ahead (Send) waiting.
 func (r *Reader) Read(t *Table, rg Range) (*Chunk, error) {
+	if len(r.ahead.sent) > 0 {
+		return nil, errors.New("chunkread: Read with reads sent ahead not received")
+	}
+	r.ahead.last, r.ahead.lastKey = nil, nil // no chained read can follow it
 	q, err := t.Query(rg)
 	if err != nil {
 		return nil, err

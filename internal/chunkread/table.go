@@ -161,12 +161,21 @@ func (t *Table) compare(b []any, op string, orEqual bool) (string, error) {
 	if len(b) != len(t.Key) {
 		return "", fmt.Errorf("boundary of %s has %d values for a key of %d columns", t.ID(), len(b), len(t.Key))
 	}
-	cond := ""
-	for j := len(t.Key) - 1; j >= 0; j-- {
-		lit, err := t.Literal(j, b[j])
-		if err != nil {
+	lits := make([]string, len(b))
+	for j := range b {
+		var err error
+		if lits[j], err = t.Literal(j, b[j]); err != nil {
 			return "", err
 		}
+	}
+	return t.compareTo(lits, op, orEqual), nil
+}
+
+// compareTo is compare with the boundary's values as SQL expressions.
+func (t *Table) compareTo(lits []string, op string, orEqual bool) string {
+	cond := ""
+	for j := len(t.Key) - 1; j >= 0; j-- {
+		lit := lits[j]
 		col := QuoteIdent(t.Columns[t.Key[j]].Name)
 		switch {
 		case cond == "" && orEqual:
@@ -177,7 +186,7 @@ func (t *Table) compare(b []any, op string, orEqual bool) (string, error) {
 			cond = col + " " + op + " " + lit + " OR (" + col + " = " + lit + " AND (" + cond + "))"
 		}
 	}
-	return cond, nil
+	return cond
 }
 
 // Range is a key range: the rows whose key is after After (nil: from
