@@ -140,13 +140,12 @@ func (r *Reader) Receive() (*Chunk, error) {
 	if r.ahead.broken != nil {
 		return nil, r.ahead.broken
 	}
-	cc := r.conn.(*client.Conn) // Send wrote on it
 	want := r.ahead.lastKey
 	if r.ahead.last != s.t {
 		want = nil
 	}
 	var bound []string
-	c, err := r.readAnswers(cc, s.t, r.mode == Snapshot, []func() error{func() error {
+	c, err := r.readAnswers(r.conn.(*client.Conn), s.t, r.mode == Snapshot, []func(binaryConn) error{func(cc binaryConn) error {
 		if !s.chained {
 			return readOK(cc)
 		}
@@ -154,6 +153,9 @@ func (r *Reader) Receive() (*Chunk, error) {
 		bound, err = r.readBound(cc, len(s.t.Key))
 		return err
 	}})
+	if err == nil && len(r.ahead.sent) == 0 && !r.raw.drained() {
+		err = errUndrained
+	}
 	began := s.sent
 	if r.ahead.freed.After(began) {
 		began = r.ahead.freed

@@ -69,6 +69,9 @@ func (r *Reader) pipelineRead(cc *client.Conn, t *Table, q string, status bool) 
 		return nil, err
 	}
 	c, err := r.readAnswers(cc, t, status, nil)
+	if err == nil && !r.raw.drained() {
+		err = errUndrained
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -100,10 +103,16 @@ func (r *Reader) readCommands(pre [][]byte, q string, status bool) [][]byte {
 // leaves the connection in step and the answers after it are read; any
 // other (the connection's) ends the read at once, the connection out of
 // step.
-func (r *Reader) readAnswers(cc *client.Conn, t *Table, status bool, pre []func() error) (*Chunk, error) {
+func (r *Reader) readAnswers(conn *client.Conn, t *Table, status bool, pre []func(binaryConn) error) (*Chunk, error) {
+	if r.raw == nil {
+		r.raw = newRawPackets(conn)
+	}
+	cc := r.raw
+	// The rows' packets are views of the raw buffer: none is kept.
+	defer func() { r.pkt = nil }()
 	var first error
 	answer := func(read func() error) bool {
-		cc.Sequence = 1 // each command's answer is numbered from 1
+		cc.answer() // each command's answer is numbered from 1
 		err := read()
 		var me *mysql.MyError
 		var re *rowError
@@ -117,7 +126,7 @@ func (r *Reader) readAnswers(cc *client.Conn, t *Table, status bool, pre []func(
 		return true
 	}
 	for _, p := range pre {
-		if !answer(p) {
+		if !answer(func() error { return p(cc) }) {
 			return nil, first
 		}
 	}

@@ -124,6 +124,8 @@ type Reader struct {
 	unclosed []uint32
 	// The reads sent ahead (ahead.go).
 	ahead
+	// raw reads the answers of reads in one round trip (packets.go).
+	raw *rawPackets
 }
 
 // New sets conn's session up for reads in mode and returns a reader on
@@ -157,6 +159,9 @@ func (r *Reader) Conn() Conn { return r.conn }
 func (r *Reader) Read(t *Table, rg Range) (*Chunk, error) {
 	if len(r.ahead.sent) > 0 {
 		return nil, errors.New("chunkread: Read with reads sent ahead not received")
+	}
+	if r.raw != nil && !r.raw.drained() {
+		return nil, errUndrained
 	}
 	r.ahead.last, r.ahead.lastKey = nil, nil // no chained read can follow it
 	q, err := t.Query(rg)
