@@ -459,7 +459,7 @@ func (d *snapDriver) chunkOf(r *chunkResult) *snapshot.Chunk {
 	}
 	c.Rows = make([]snapshot.Row, len(r.read.rows))
 	for i := range r.read.rows {
-		c.Rows[i] = snapshot.Row{Key: r.read.keys[i], Data: r.read.rows[i]}
+		c.Rows[i] = snapshot.Row{Key: r.read.keys[i], Data: &r.read.rows[i]}
 	}
 	if n := len(c.Rows); n == r.limit {
 		hi := c.Rows[n-1].Key

@@ -54,13 +54,13 @@ func (d *snapDriver) rowsVerdicts(ev *Event) ([]snapshot.Verdict, error) {
 		c := snapshot.Change{Pos: toPos(ev.End)}
 		switch kind {
 		case kindInsert:
-			c.Kind, c.After = snapshot.Insert, snapshot.Row{Key: keys[i], Data: cloneRow(re.Rows[i])}
+			c.Kind, c.After = snapshot.Insert, snapshot.Row{Key: keys[i], Data: rowData(cloneRow(re.Rows[i]))}
 		case kindDelete:
-			c.Kind, c.Before = snapshot.Delete, snapshot.Row{Key: keys[i], Data: cloneRow(re.Rows[i])}
+			c.Kind, c.Before = snapshot.Delete, snapshot.Row{Key: keys[i], Data: rowData(cloneRow(re.Rows[i]))}
 		default:
 			c.Kind = snapshot.Update
-			c.Before = snapshot.Row{Key: keys[2*i], Data: cloneRow(re.Rows[2*i])}
-			c.After = snapshot.Row{Key: keys[2*i+1], Data: cloneRow(re.Rows[2*i+1])}
+			c.Before = snapshot.Row{Key: keys[2*i], Data: rowData(cloneRow(re.Rows[2*i]))}
+			c.After = snapshot.Row{Key: keys[2*i+1], Data: rowData(cloneRow(re.Rows[2*i+1]))}
 		}
 		out[i] = d.state.Classify(id, c)
 		changed = changed || out[i] != snapshot.Deliver
@@ -70,6 +70,10 @@ func (d *snapDriver) rowsVerdicts(ev *Event) ([]snapshot.Verdict, error) {
 	}
 	return out, nil
 }
+
+// rowData is a row as a snapshot.Row's Data: a pointer to its values, so
+// that a chunk's rows are put there with no allocation (chunkOf).
+func rowData(row []any) *[]any { return &row }
 
 // cloneRow copies a row's values off the event's memory, which the source
 // may recycle: held changes outlive their event.

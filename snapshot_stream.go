@@ -652,7 +652,7 @@ func (d *snapDriver) deliverChunk(ctx context.Context, listeners []Listener, t *
 		d.dirty = true
 		r := before
 		r.snap = d.token()
-		reads[i].Row = row.Data.([]any)
+		reads[i].Row = *row.Data.(*[]any)
 		reads[i].ChunkEnd = i == len(rows)-1
 		be := &bes[i]
 		be.Header, be.Event = hdr, &reads[i]
