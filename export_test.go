@@ -325,6 +325,18 @@ func init() {
 	snapMinReaders, _ = strconv.Atoi(os.Getenv(SnapshotReadersEnv))
 }
 
+// SnapshotChainFault makes every every-th chained chunk read start from a
+// bound the server lost (chunkread.SetChainFault), calling hit for each;
+// noCheck takes the reads as they come (the negative control).
+func SnapshotChainFault(every int, noCheck bool, hit func()) (undo func()) {
+	snapChainFault = &struct {
+		every   int
+		noCheck bool
+		hit     func()
+	}{every, noCheck, hit}
+	return func() { snapChainFault = nil }
+}
+
 // SnapshotAheadReads bounds the reads one reader sends ahead.
 const SnapshotAheadReads = aheadReads
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -136,4 +137,27 @@ func TestSnapshotReadersNegativeControl(t *testing.T) {
 		}
 		require.Less(t, i, 5, "negative control: chunks taken at the stream's point never ended different")
 	}
+}
+
+// TestSnapshotChainBroken: chunk reads sent ahead whose bound the server
+// lost are refused (chunkread.ErrChainBroken) and their tables read again
+// from the boundary: under writes and crashes the fold is still the
+// tables. The negative control takes those reads as they come: each finds
+// no row after the lost bound, ends its table early, and the fold misses
+// the rows after it.
+func TestSnapshotChainBroken(t *testing.T) {
+	var hits atomic.Int64
+	undo := binlogstream.SnapshotChainFault(7, false, func() { hits.Add(1) })
+	_, _, err := readersUnderWrites(t, 1, 2, false)
+	undo()
+	require.NoError(t, err)
+	require.Positive(t, hits.Load(), "no chained read lost its bound")
+	t.Logf("%d chained reads lost their bound and were refused", hits.Load())
+
+	hits.Store(0)
+	defer binlogstream.SnapshotChainFault(7, true, func() { hits.Add(1) })()
+	_, _, err = readersUnderWrites(t, 1, 2, false)
+	require.Positive(t, hits.Load())
+	require.Error(t, err, "the negative control: reads from a lost bound taken as they come")
+	t.Logf("negative control: %v", err)
 }

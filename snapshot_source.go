@@ -298,6 +298,9 @@ func (s *SyncerSource) chunkReader(ctx context.Context) (chunkReader, error) {
 		return nil, fmt.Errorf("binlogstream: snapshot: %w", err)
 	}
 	rd.SetNaive(snapWatermarkNaive)
+	if f := snapChainFault; f != nil {
+		rd.SetChainFault(f.every, f.noCheck, f.hit)
+	}
 	return &syncerChunks{rd: rd, done: done}, nil
 }
 

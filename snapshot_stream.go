@@ -202,6 +202,14 @@ var snapNoFold bool
 // the stream passed it would, whatever the stream's lag.
 var snapAnywhere bool
 
+// snapChainFault, when set, is every reader's chunkread.SetChainFault
+// (the tests' SnapshotChainFault).
+var snapChainFault *struct {
+	every   int
+	noCheck bool
+	hit     func()
+}
+
 // snapMinReaders: the tests' floor on SnapshotConfig.Readers
 // (BINLOGSTREAM_TEST_SNAPSHOT_READERS), to run every snapshot test with
 // several readers on each table.

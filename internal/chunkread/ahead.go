@@ -53,6 +53,7 @@ type ahead struct {
 	// freed is when the last read's answers were all read: the server
 	// starts the next read's transaction at the latest then.
 	freed time.Time
+	fault chainFault
 }
 
 // sentRead is a read whose commands are written.
@@ -61,6 +62,21 @@ type sentRead struct {
 	chained bool
 	after   []any // an explicit read's start (nil: the table's first row)
 	sent    time.Time
+	fault   bool // SetChainFault's command goes first
+}
+
+// SetChainFault makes every every-th chained read sent clear the bound
+// the server carries over before the read copies it, and calls hit for
+// each; with noCheck, Receive takes the bound as it comes. Tests only:
+// the check refuses those reads, and without it they read nothing.
+func (r *Reader) SetChainFault(every int, noCheck bool, hit func()) {
+	r.ahead.fault = chainFault{every: every, noCheck: noCheck, hit: hit}
+}
+
+type chainFault struct {
+	every, n int
+	noCheck  bool
+	hit      func()
 }
 
 // Ahead reports whether reads of t can be sent before the answers of the
@@ -98,8 +114,15 @@ func (r *Reader) Send(t *Table, rg Range, chained bool) error {
 		return fmt.Errorf("chunkread: a chained read of %s follows no read of it", t.ID())
 	}
 	var pre, q string
+	var fault [][]byte
 	if chained {
 		pre, q = t.chainBound(), t.chainQuery(rg.Limit)
+		if f := &r.ahead.fault; f.every > 0 {
+			if f.n++; f.n%f.every == 0 {
+				fault = append(fault, command(mysql.COM_QUERY, "SET "+hiVar(0)+" = NULL"))
+				f.hit()
+			}
+		}
 	} else {
 		var err error
 		if pre, err = t.chainStart(rg.After); err != nil {
@@ -109,12 +132,12 @@ func (r *Reader) Send(t *Table, rg Range, chained bool) error {
 			return err
 		}
 	}
-	cmds := r.readCommands([][]byte{command(mysql.COM_QUERY, pre)}, q, r.mode == Snapshot)
+	cmds := r.readCommands(append(fault, command(mysql.COM_QUERY, pre)), q, r.mode == Snapshot)
 	if err := writeCommands(cc, cmds); err != nil {
 		r.ahead.broken = err
 		return err
 	}
-	r.ahead.sent = append(r.ahead.sent, sentRead{t: t, chained: chained, after: rg.After, sent: time.Now()})
+	r.ahead.sent = append(r.ahead.sent, sentRead{t: t, chained: chained, after: rg.After, sent: time.Now(), fault: len(fault) > 0})
 	return nil
 }
 
@@ -145,14 +168,18 @@ func (r *Reader) Receive() (*Chunk, error) {
 		want = nil
 	}
 	var bound []string
-	c, err := r.readAnswers(r.conn.(*client.Conn), s.t, r.mode == Snapshot, []func(binaryConn) error{func(cc binaryConn) error {
+	pre := []func(binaryConn) error{func(cc binaryConn) error {
 		if !s.chained {
 			return readOK(cc)
 		}
 		var err error
 		bound, err = r.readBound(cc, len(s.t.Key))
 		return err
-	}})
+	}}
+	if s.fault {
+		pre = append([]func(binaryConn) error{readOK}, pre...)
+	}
+	c, err := r.readAnswers(r.conn.(*client.Conn), s.t, r.mode == Snapshot, pre)
 	if err == nil && len(r.ahead.sent) == 0 && !r.raw.drained() {
 		err = errUndrained
 	}
@@ -168,7 +195,7 @@ func (r *Reader) Receive() (*Chunk, error) {
 		switch {
 		case want == nil && r.ahead.chainErr != nil:
 			err = r.ahead.chainErr
-		case want == nil || !sameBound(bound, want):
+		case want == nil || !sameBound(bound, want) && !r.ahead.fault.noCheck:
 			err = ErrChainBroken
 		}
 		after = want
