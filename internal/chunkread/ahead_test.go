@@ -1,11 +1,8 @@
 package chunkread_test
 
 import (
-	"context"
 	"testing"
-	"time"
 
-	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/stretchr/testify/require"
 
@@ -32,14 +29,6 @@ func TestReadsSentAhead(t *testing.T) {
 		"INSERT INTO two SELECT CAST(seq % 7 AS SIGNED) - 3, 18446744073709551615 - seq, seq FROM seq_1_to_2500",
 		"CREATE TABLE txt (k VARCHAR(10) PRIMARY KEY)")
 	p := startTurnProxy(t, s.Addr())
-	connect := func(t *testing.T) *client.Conn {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		c, err := client.ConnectWithContext(ctx, p.ln.Addr().String(), mariadb.RootUser, s.Password(mariadb.RootUser), "", 10*time.Second)
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = c.Quit() })
-		return c
-	}
 	one, err := chunkread.NewTable("d", "one", []schema.Column{{Name: "id", DataType: "bigint"}, {Name: "v", DataType: "varchar"}},
 		[]string{"id"}, "PRIMARY")
 	require.NoError(t, err)
@@ -50,9 +39,9 @@ func TestReadsSentAhead(t *testing.T) {
 		[]string{"k"}, "PRIMARY")
 	require.NoError(t, err)
 
-	ahead, err := chunkread.New(connect(t), chunkread.Snapshot)
+	ahead, err := chunkread.New(p.connect(t, s), chunkread.Snapshot)
 	require.NoError(t, err)
-	steps, err := chunkread.New(connect(t), chunkread.Snapshot)
+	steps, err := chunkread.New(p.connect(t, s), chunkread.Snapshot)
 	require.NoError(t, err)
 	require.True(t, ahead.Ahead(one))
 	require.True(t, ahead.Ahead(two))

@@ -95,6 +95,16 @@ func (p *turnProxy) settled() int {
 	}
 }
 
+// connect opens a connection to s as root through the proxy.
+func (p *turnProxy) connect(t *testing.T, s *mariadb.Server) *client.Conn {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := client.ConnectWithContext(ctx, p.ln.Addr().String(), mariadb.RootUser, s.Password(mariadb.RootUser), "", 10*time.Second)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Quit() })
+	return c
+}
+
 // take returns the turns counted since the last take, which is called
 // when the client has every answer it waits for: its next send is a
 // turn.
@@ -123,14 +133,7 @@ func TestReadsInOneRoundTrip(t *testing.T) {
 	tbl, err := chunkread.NewTable("d", "t", cols, []string{"id"}, "PRIMARY")
 	require.NoError(t, err)
 	p := startTurnProxy(t, s.Addr())
-	connect := func(t *testing.T) *client.Conn {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		c, err := client.ConnectWithContext(ctx, p.ln.Addr().String(), mariadb.RootUser, s.Password(mariadb.RootUser), "", 10*time.Second)
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = c.Quit() })
-		return c
-	}
+	connect := func(t *testing.T) *client.Conn { return p.connect(t, s) }
 	ranges := []chunkread.Range{{Limit: 1000}, {After: []any{int64(1000)}, Limit: 1000},
 		{After: []any{int64(2000)}, Through: []any{int64(2500)}}, {After: []any{int64(2500)}}}
 	for _, mode := range []chunkread.Mode{chunkread.Snapshot, chunkread.Plain} {
