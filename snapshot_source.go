@@ -80,6 +80,10 @@ type snapTable struct {
 	rt    *chunkread.Table
 	key   []int               // indexes in table.Columns of the key's columns, in order
 	kinds []chunkread.KeyKind // how each key column compares
+	// rawCmp: every key column compares by its raw value (localCmp
+	// returns Int and Bytes values unchanged), so a key's Cmp and Raw
+	// can be one slice.
+	rawCmp bool
 }
 
 var errNoSnapshotKey = errors.New("has no primary key and no UNIQUE key of NOT NULL columns: it cannot be read in key order")
@@ -113,6 +117,7 @@ func newSnapTable(st SnapshotTable) (*snapTable, error) {
 		return nil, fmt.Errorf("binlogstream: snapshot of %s: %w", quoteName(st.Schema, st.Name), err)
 	}
 	t.rt, t.key, t.kinds = rt, rt.Key, rt.Kinds
+	t.rawCmp = !slices.ContainsFunc(t.kinds, func(k chunkread.KeyKind) bool { return k != chunkread.Int && k != chunkread.Bytes })
 	if index == "PRIMARY" {
 		t.table.PrimaryKey = slices.Clone(t.key)
 	}
@@ -209,13 +214,25 @@ func timeMicros(s string) (int64, error) {
 // keyOf is the key of a row (values as a rows event's Rows hold them),
 // with Cmp set for every column but chunkread.Weight ones.
 func (t *snapTable) keyOf(tbl *Table, row []any) (snapshot.Key, error) {
-	return t.keyIn(tbl, row, make([]any, 2*len(t.key)))
+	return t.keyIn(tbl, row, make([]any, t.keyMem()))
 }
 
-// keyIn is keyOf with the key's Raw and Cmp in mem, 2*len(t.key) values.
+// keyMem is the number of values keyIn keeps a key's Raw and Cmp in.
+func (t *snapTable) keyMem() int {
+	if t.rawCmp {
+		return len(t.key)
+	}
+	return 2 * len(t.key)
+}
+
+// keyIn is keyOf with the key's Raw and Cmp in mem, keyMem values: with
+// rawCmp, Cmp is Raw.
 func (t *snapTable) keyIn(tbl *Table, row []any, mem []any) (snapshot.Key, error) {
 	n := len(t.key)
-	k := snapshot.Key{Raw: mem[:n:n], Cmp: mem[n : 2*n : 2*n]}
+	k := snapshot.Key{Raw: mem[:n:n], Cmp: mem[:n:n]}
+	if !t.rawCmp {
+		k.Cmp = mem[n : 2*n : 2*n]
+	}
 	for j, i := range t.key {
 		if i >= len(row) {
 			return k, fmt.Errorf("row of %s has no key column %d", t.id, i)
@@ -226,7 +243,9 @@ func (t *snapTable) keyIn(tbl *Table, row []any, mem []any) (snapshot.Key, error
 			if err != nil {
 				return k, fmt.Errorf("%s key column %s: %w", t.id, t.table.Columns[i].Name, err)
 			}
-			k.Cmp[j] = c
+			if !t.rawCmp { // else c is k.Raw[j] already
+				k.Cmp[j] = c
+			}
 		}
 	}
 	return k, nil
@@ -376,9 +395,8 @@ func (r *syncerChunks) chunkRead(t *snapTable, c *chunkread.Chunk, err error) (*
 // keys makes the keys of a chunk's rows, after its transaction ended.
 func (r *syncerChunks) keys(t *snapTable, res *chunkRead) error {
 	res.keys = make([]snapshot.Key, len(res.rows))
-	ptrs := make([]*snapshot.Key, len(res.rows))
 	// The keys' values in one allocation per chunk.
-	w := 2 * len(t.key)
+	w := t.keyMem()
 	mem := make([]any, w*len(res.rows))
 	for i, row := range res.rows {
 		k, err := t.keyIn(t.table, row, mem[i*w:(i+1)*w])
@@ -386,9 +404,15 @@ func (r *syncerChunks) keys(t *snapTable, res *chunkRead) error {
 			return err
 		}
 		res.keys[i] = k
+	}
+	if !t.needsServer() {
+		return nil // keyIn set every Cmp value
+	}
+	ptrs := make([]*snapshot.Key, len(res.keys))
+	for i := range res.keys {
 		ptrs[i] = &res.keys[i]
 	}
-	return r.keyCmp(t, ptrs)
+	return r.weights(t, ptrs)
 }
 
 // weightBatch bounds the WEIGHT_STRING expressions of one query.
@@ -410,6 +434,12 @@ func (r *syncerChunks) keyCmp(t *snapTable, keys []*snapshot.Key) error {
 			k.Cmp[j] = c
 		}
 	}
+	return r.weights(t, keys)
+}
+
+// weights sets the Cmp values of keys' chunkread.Weight columns to the
+// server's weights of their raw values.
+func (r *syncerChunks) weights(t *snapTable, keys []*snapshot.Key) error {
 	if !t.needsServer() {
 		return nil
 	}
