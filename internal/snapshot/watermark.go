@@ -29,22 +29,36 @@ type Fold struct {
 	cmp  Compare
 	c    *Chunk
 	rows []Row
+	// own: rows is the Fold's copy of c.Rows, made at the first change
+	// that touches the chunk (most touch none): c.Rows is never written.
+	own bool
 }
 
-// NewFold starts folding changes into chunk c's rows (which it copies).
+// NewFold starts folding changes into chunk c's rows, which it leaves as
+// they are.
 func NewFold(cmp Compare, c *Chunk) *Fold {
-	return &Fold{cmp: cmp, c: c, rows: slices.Clone(c.Rows)}
+	return &Fold{cmp: cmp, c: c, rows: c.Rows}
+}
+
+// write makes rows the Fold's own before a change is written into it.
+func (f *Fold) write() {
+	if !f.own {
+		f.rows, f.own = slices.Clone(f.rows), true
+	}
 }
 
 // Apply folds one row change into the chunk.
 func (f *Fold) Apply(ch *Change) {
 	if ch.Kind != Insert && f.inRange(ch.Before.Key) {
 		if i, ok := f.search(ch.Before.Key); ok {
+			f.write()
 			f.rows = slices.Delete(f.rows, i, i+1)
 		}
 	}
 	if ch.Kind != Delete && f.inRange(ch.After.Key) {
-		if i, ok := f.search(ch.After.Key); ok {
+		i, ok := f.search(ch.After.Key)
+		f.write()
+		if ok {
 			f.rows[i] = ch.After
 		} else {
 			f.rows = slices.Insert(f.rows, i, ch.After)
@@ -52,7 +66,8 @@ func (f *Fold) Apply(ch *Change) {
 	}
 }
 
-// Rows is the chunk as folded so far, in key order.
+// Rows is the chunk as folded so far, in key order: c.Rows itself while
+// no change touched it.
 func (f *Fold) Rows() []Row { return f.rows }
 
 func (f *Fold) inRange(k Key) bool {
