@@ -107,9 +107,20 @@ func (r *Reader) readBinaryResult(cc binaryConn, t *Table, c *Chunk) error {
 				row[j] = sl.float32(float32(f))
 			}
 		}
+		if len(c.Rows) == cap(c.Rows) {
+			// Doubling from rowsCap: append's growth by a quarter would
+			// allocate (and zero) about five times a chunk's row slice.
+			rows := make([][]any, len(c.Rows), max(2*cap(c.Rows), rowsCap))
+			copy(rows, c.Rows)
+			c.Rows = rows
+		}
 		c.Rows = append(c.Rows, row)
 	}
 }
+
+// rowsCap is the first capacity of a chunk's rows: a chunk of a power of
+// two rows from it on fills its slice exactly.
+const rowsCap = 1024
 
 // packetReader reads a result's row packets, each into the buffer of
 // the one before. On an uncompressed *client.Conn it takes a packet's
