@@ -291,6 +291,12 @@ type TokenWriter struct {
 	// (head) and after it (tail).
 	rowsOf     ResumePosition
 	head, tail []byte
+
+	// Append: the position of the last payload built whole (file mode),
+	// and where its snapshot state starts in last (0: none kept). The
+	// positions of a snapshot's rows differ only in that state.
+	built  ResumePosition
+	snapAt int
 }
 
 // AppendAfterRows appends the token of ev.ResumeAfterRows(n), the same
@@ -334,7 +340,7 @@ func (w *TokenWriter) AppendAfterRows(dst []byte, ev *Event, n int) []byte {
 // count (head: its checksum state and base64 text, and the bytes past the
 // last whole base64 group) and the bytes after it that do not change.
 func (w *TokenWriter) keepHead(r *ResumePosition, head, tail []byte) {
-	w.payload, w.tail, w.last = head[:0], tail, w.last[:0]
+	w.payload, w.tail, w.last, w.snapAt = head[:0], tail, w.last[:0], 0
 	w.keep(head[:len(head)/3*3])
 	w.rowsOf = *r
 	w.head = append(w.head[:0], head[w.k:]...)
@@ -370,7 +376,19 @@ func (w *TokenWriter) Append(dst []byte, r ResumePosition) []byte {
 	if r.IsZero() {
 		return dst
 	}
-	b := r.appendPayload(w.payload[:0])
+	var b []byte
+	if w.snapAt > 0 && w.built.sameBeforeSnapshot(&r) {
+		b = append(w.payload[:0], w.last[:w.snapAt]...)
+		b = appendSnapshot(b, r.snap)
+	} else if r.IsGTID() {
+		b, w.snapAt = r.appendGTIDPayload(w.payload[:0]), 0
+	} else {
+		b = r.appendFileHead(w.payload[:0])
+		b = binary.AppendUvarint(b, uint64(r.Rows))
+		b = r.appendFileMiddle(b)
+		w.built, w.snapAt = r, len(b)
+		b = appendSnapshot(b, r.snap)
+	}
 	b = slices.Grow(b, 4) // the checksum goes after it
 	kept := w.text != nil && len(b) >= w.k && bytes.Equal(b[:w.k], w.prev[:w.k])
 	shared := 0
@@ -496,13 +514,29 @@ func (r ResumePosition) appendFileHead(b []byte) []byte {
 
 // appendFileTail appends the file-mode payload after the row count.
 func (r ResumePosition) appendFileTail(b []byte) []byte {
+	return appendSnapshot(r.appendFileMiddle(b), r.snap)
+}
+
+// appendFileMiddle appends the file-mode payload between the row count
+// and the snapshot's state.
+func (r ResumePosition) appendFileMiddle(b []byte) []byte {
 	if r.GTID != "" {
 		b = appendString(b, r.GTID)
 	}
 	if r.Inner > 0 {
 		b = binary.AppendUvarint(b, uint64(r.Inner))
 	}
-	return appendSnapshot(b, r.snap)
+	return b
+}
+
+// sameBeforeSnapshot reports whether r's file-mode payload is p's up to
+// the snapshot's state: every field but snap that appendFileHead, the
+// row count and appendFileMiddle write, and whether there is a state
+// (a flag).
+func (p *ResumePosition) sameBeforeSnapshot(r *ResumePosition) bool {
+	return p.Streamed.Offset == r.Streamed.Offset && p.Safe.Offset == r.Safe.Offset && p.Rows == r.Rows &&
+		p.Inner == r.Inner && p.InTxn == r.InTxn && p.inRowsStmt == r.inRowsStmt && (p.snap == "") == (r.snap == "") &&
+		p.Safe.File == r.Safe.File && p.Streamed.File == r.Streamed.File && p.GTID == r.GTID && !p.IsGTID() && !r.IsGTID()
 }
 
 // appendSnapshot ends a payload with a snapshot's state, when there is one.
