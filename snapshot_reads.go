@@ -264,8 +264,8 @@ func (rc *readerConn) start(ctx context.Context, job chunkJob) bool {
 func (rc *readerConn) finish(ctx context.Context, res chunkResult) bool {
 	rc.last, rc.lastOK, rc.lastErr, rc.lastKey = res.job, true, res.err, res.job.lo
 	if res.err == nil {
-		if n := len(res.read.keys); n > 0 {
-			rc.lastKey = &res.read.keys[n-1]
+		if n := len(res.read.keyed); n > 0 {
+			rc.lastKey = &res.read.keyed[n-1].Key
 		}
 	}
 	if rc.failed && len(rc.sent) == 0 {
@@ -457,10 +457,7 @@ func (d *snapDriver) chunkOf(r *chunkResult) *snapshot.Chunk {
 		low := toPos(*r.read.low)
 		c.Low = &low
 	}
-	c.Rows = make([]snapshot.Row, len(r.read.rows))
-	for i := range r.read.rows {
-		c.Rows[i] = snapshot.Row{Key: r.read.keys[i], Data: &r.read.rows[i]}
-	}
+	c.Rows = r.read.keyed // nothing writes a chunk's rows
 	if n := len(c.Rows); n == r.limit {
 		hi := c.Rows[n-1].Key
 		c.Hi = &hi

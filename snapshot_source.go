@@ -65,7 +65,9 @@ type chunkRead struct {
 	// position taken before the read; at is the one taken after it.
 	low  *Position
 	rows [][]any
-	keys []snapshot.Key
+	// keyed are the rows with their keys, as a chunk holds them (Data
+	// points to the row in rows).
+	keyed []snapshot.Row
 	// age is how long the read's transaction lived.
 	age time.Duration
 }
@@ -394,7 +396,7 @@ func (r *syncerChunks) chunkRead(t *snapTable, c *chunkread.Chunk, err error) (*
 
 // keys makes the keys of a chunk's rows, after its transaction ended.
 func (r *syncerChunks) keys(t *snapTable, res *chunkRead) error {
-	res.keys = make([]snapshot.Key, len(res.rows))
+	res.keyed = make([]snapshot.Row, len(res.rows))
 	// The keys' values in one allocation per chunk.
 	w := t.keyMem()
 	mem := make([]any, w*len(res.rows))
@@ -403,14 +405,14 @@ func (r *syncerChunks) keys(t *snapTable, res *chunkRead) error {
 		if err != nil {
 			return err
 		}
-		res.keys[i] = k
+		res.keyed[i] = snapshot.Row{Key: k, Data: &res.rows[i]}
 	}
 	if !t.needsServer() {
 		return nil // keyIn set every Cmp value
 	}
-	ptrs := make([]*snapshot.Key, len(res.keys))
-	for i := range res.keys {
-		ptrs[i] = &res.keys[i]
+	ptrs := make([]*snapshot.Key, len(res.keyed))
+	for i := range res.keyed {
+		ptrs[i] = &res.keyed[i].Key
 	}
 	return r.weights(t, ptrs)
 }

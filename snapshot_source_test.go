@@ -37,8 +37,9 @@ func TestChunkKeys(t *testing.T) {
 			assert.Equal(t, tc.shared, st.rawCmp)
 			res := &chunkRead{rows: tc.rows}
 			require.NoError(t, (&syncerChunks{}).keys(st, res))
-			require.Len(t, res.keys, len(tc.rows))
-			for i, k := range res.keys {
+			require.Len(t, res.keyed, len(tc.rows))
+			for i, r := range res.keyed {
+				k := r.Key
 				require.Len(t, k.Raw, len(tc.cols))
 				require.Len(t, k.Cmp, len(tc.cols))
 				for j, raw := range k.Raw {
@@ -49,8 +50,8 @@ func TestChunkKeys(t *testing.T) {
 				}
 				assert.Equal(t, tc.shared, &k.Cmp[0] == &k.Raw[0], "row %d: Cmp and Raw in one slice", i)
 			}
-			assert.NotSame(t, &res.keys[0].Raw[0], &res.keys[1].Raw[0])
-			assert.NotSame(t, &res.keys[0].Cmp[0], &res.keys[1].Cmp[0])
+			assert.NotSame(t, &res.keyed[0].Key.Raw[0], &res.keyed[1].Key.Raw[0])
+			assert.NotSame(t, &res.keyed[0].Key.Cmp[0], &res.keyed[1].Key.Cmp[0])
 		})
 	}
 }

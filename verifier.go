@@ -225,7 +225,7 @@ func VerifyTable(ctx context.Context, cfg VerifyConfig) (*VerifyResult, error) {
 		}
 		var through []any
 		if len(c.rows) == cfg.ChunkRows {
-			through = c.keys[len(c.keys)-1].Raw
+			through = c.keyed[len(c.keyed)-1].Key.Raw
 		}
 		if err := v.chunk(ctx, VerifyRange{Table: t.id, After: after, Through: through, At: c.at, t: t.rt}, c); err != nil {
 			return v.res, err
@@ -295,7 +295,7 @@ func (v *verifier) readAhead(ctx context.Context, sc *syncerChunks) (next func(a
 			if err != nil || len(c.rows) < n {
 				return
 			}
-			after = c.keys[len(c.keys)-1].Raw
+			after = c.keyed[len(c.keyed)-1].Key.Raw
 		}
 	}()
 	next = func([]any) (*chunkRead, error) {
@@ -394,7 +394,7 @@ func (v *verifier) compare(rg VerifyRange, src, dst *chunkRead) ([]VerifyDiffere
 	if verify.Checksum(src.rows) == verify.Checksum(dst.rows) {
 		return nil, nil
 	}
-	if dst.keys == nil {
+	if dst.keyed == nil {
 		if err := v.sc.keys(v.t, dst); err != nil {
 			return nil, fmt.Errorf("binlogstream: verify %s: the target's rows: %w", v.t.id, err)
 		}
@@ -455,9 +455,9 @@ func (v *verifier) repair(ctx context.Context, rg VerifyRange, src *chunkRead, d
 }
 
 func side(c *chunkRead) verify.Side {
-	s := verify.Side{Rows: c.rows, Keys: make([][]any, len(c.keys))}
-	for i := range c.keys {
-		s.Keys[i] = c.keys[i].Cmp
+	s := verify.Side{Rows: c.rows, Keys: make([][]any, len(c.keyed))}
+	for i := range c.keyed {
+		s.Keys[i] = c.keyed[i].Key.Cmp
 	}
 	return s
 }
