@@ -63,6 +63,7 @@ type sentRead struct {
 	after   []any // an explicit read's start (nil: the table's first row)
 	sent    time.Time
 	fault   bool // SetChainFault's command goes first
+	limit   int
 }
 
 // SetChainFault makes every every-th chained read sent clear the bound
@@ -137,7 +138,7 @@ func (r *Reader) Send(t *Table, rg Range, chained bool) error {
 		r.ahead.broken = err
 		return err
 	}
-	r.ahead.sent = append(r.ahead.sent, sentRead{t: t, chained: chained, after: rg.After, sent: time.Now(), fault: len(fault) > 0})
+	r.ahead.sent = append(r.ahead.sent, sentRead{t: t, chained: chained, after: rg.After, sent: time.Now(), fault: len(fault) > 0, limit: rg.Limit})
 	return nil
 }
 
@@ -179,7 +180,7 @@ func (r *Reader) Receive() (*Chunk, error) {
 	if s.fault {
 		pre = append([]func(binaryConn) error{readOK}, pre...)
 	}
-	c, err := r.readAnswers(r.conn.(*client.Conn), s.t, r.mode == Snapshot, pre)
+	c, err := r.readAnswers(r.conn.(*client.Conn), s.t, r.mode == Snapshot, s.limit, pre)
 	if err == nil && len(r.ahead.sent) == 0 && !r.raw.drained() {
 		err = errUndrained
 	}

@@ -110,7 +110,11 @@ func (r *Reader) readBinaryResult(cc binaryConn, t *Table, c *Chunk) error {
 		if len(c.Rows) == cap(c.Rows) {
 			// Doubling from rowsCap: append's growth by a quarter would
 			// allocate (and zero) about five times a chunk's row slice.
-			rows := make([][]any, len(c.Rows), max(2*cap(c.Rows), rowsCap))
+			n := max(2*cap(c.Rows), rowsCap)
+			if len(c.Rows) == 0 && c.limit > 0 {
+				n = c.limit // a full chunk's, allocated once
+			}
+			rows := make([][]any, len(c.Rows), n)
 			copy(rows, c.Rows)
 			c.Rows = rows
 		}

@@ -68,7 +68,7 @@ func (r *Reader) pipelineRead(cc *client.Conn, t *Table, q string, status bool) 
 	if err := writeCommands(cc, r.readCommands(nil, q, status)); err != nil {
 		return nil, err
 	}
-	c, err := r.readAnswers(cc, t, status, nil)
+	c, err := r.readAnswers(cc, t, status, 0, nil)
 	if err == nil && !r.raw.drained() {
 		err = errUndrained
 	}
@@ -103,7 +103,7 @@ func (r *Reader) readCommands(pre [][]byte, q string, status bool) [][]byte {
 // leaves the connection in step and the answers after it are read; any
 // other (the connection's) ends the read at once, the connection out of
 // step.
-func (r *Reader) readAnswers(conn *client.Conn, t *Table, status bool, pre []func(binaryConn) error) (*Chunk, error) {
+func (r *Reader) readAnswers(conn *client.Conn, t *Table, status bool, limit int, pre []func(binaryConn) error) (*Chunk, error) {
 	if r.raw == nil {
 		r.raw = newRawPackets(conn)
 	}
@@ -130,7 +130,7 @@ func (r *Reader) readAnswers(conn *client.Conn, t *Table, status bool, pre []fun
 			return nil, first
 		}
 	}
-	c := &Chunk{}
+	c := &Chunk{limit: limit}
 	if !answer(func() error { return readOK(cc) }) {
 		return nil, first
 	}

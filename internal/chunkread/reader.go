@@ -69,6 +69,8 @@ type Chunk struct {
 	// After is the key a read received ahead started after (nil: the
 	// table's first row).
 	After []any
+	// limit is the read's row limit when known (0: not known).
+	limit int
 }
 
 // Mode is how a Reader places its reads in the binlog.

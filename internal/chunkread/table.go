@@ -1,13 +1,14 @@
 package chunkread
 
 import (
+	"bytes"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/netip"
-	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/binlogstream/binlogstream/internal/charset"
 	"github.com/binlogstream/binlogstream/internal/schema"
@@ -35,6 +36,9 @@ type Table struct {
 	// is exact where a FLOAT's is cut to 6 digits, and read back as
 	// float32 (the binlog's form).
 	floats []int
+	// named are the columns read as text that the binlog holds in
+	// another form (binlogRow): ENUM, SET, UUID, INET6 and INET4.
+	named []int
 }
 
 // NewTable is the table schema.name of cols read by the key of the
@@ -43,6 +47,10 @@ func NewTable(schemaName, name string, cols []schema.Column, key []string, index
 	t := &Table{Schema: schemaName, Name: name, Columns: cols, Index: index}
 	var sel, order []string
 	for j, c := range cols {
+		switch c.DataType {
+		case "enum", "set", "uuid", "inet6", "inet4":
+			t.named = append(t.named, j)
+		}
 		if c.DataType == "float" {
 			sel = append(sel, "CAST("+QuoteIdent(c.Name)+" AS DOUBLE)")
 			t.floats = append(t.floats, j)
@@ -242,42 +250,54 @@ func (t *Table) query(list string, rg Range, offset int) (string, error) {
 	return q, nil
 }
 
+// member is the index of the member of elems spelled b, or -1.
+func member(elems []string, b []byte) int {
+	for j, e := range elems {
+		if e == string(b) { // compared in place
+			return j
+		}
+	}
+	return -1
+}
+
 // binlogRow turns, in place, the values a SELECT gives in other forms
 // than the binlog's row image: ENUM and SET members (read as their names)
 // to the index and bitmask, MariaDB's UUID, INET6 and INET4 (read as
 // their text) to their bytes. Table.Value turns them back for a reader.
 func (t *Table) binlogRow(row []any) {
-	for i := range t.Columns {
+	for _, i := range t.named {
 		c := &t.Columns[i]
-		switch c.DataType {
-		case "enum", "set", "uuid", "inet6", "inet4":
-		default:
-			continue // read as the binlog has it: no string to make
-		}
-		var s string
+		var b []byte
 		switch v := row[i].(type) {
 		case string:
-			s = v
+			b = unsafe.Slice(unsafe.StringData(v), len(v)) // only read
 		case []byte:
-			s = string(v)
+			b = v
 		default:
 			continue
 		}
 		switch c.DataType {
 		case "enum":
 			if len(c.Elems) > 0 {
-				row[i] = int64(slices.Index(c.Elems, s) + 1)
+				row[i] = int64(member(c.Elems, b) + 1)
 			}
+			continue
 		case "set":
 			if len(c.Elems) > 0 {
 				var m int64
-				for _, e := range strings.Split(s, ",") {
-					if j := slices.Index(c.Elems, e); j >= 0 {
+				for len(b) > 0 {
+					e, rest, _ := bytes.Cut(b, []byte{','})
+					if j := member(c.Elems, e); j >= 0 {
 						m |= 1 << j
 					}
+					b = rest
 				}
 				row[i] = m
 			}
+			continue
+		}
+		s := string(b)
+		switch c.DataType {
 		case "uuid":
 			if b, err := hex.DecodeString(strings.ReplaceAll(s, "-", "")); err == nil && len(b) == 16 {
 				row[i] = b
