@@ -73,8 +73,10 @@ type chunkResult struct {
 }
 
 // aheadReads bounds the reads a reader has sent ahead on its connection
-// and not received.
-const aheadReads = 3
+// and not received, and a table's chained reads asked and not attached:
+// enough queued that the server does not wait for the next read's
+// commands while the client takes a chunk in.
+const aheadReads = 6
 
 // reader reads the chunks asked for, on a connection of its own. A read
 // its connection can send ahead (chunkReader.canSend) is written as soon
@@ -422,9 +424,9 @@ const readAheadChunks = 2
 
 // readAhead asks for table id's next range while its start is known (or,
 // with one reader and a key of integers, chained after the read in
-// flight), fewer than Readers reads of it are in flight (aheadReads
-// chained) and at most readAheadChunks+Readers chunks are asked and not
-// attached. Each chunk read ahead is read at its own position and
+// flight), fewer than Readers reads of it are in flight and at most
+// readAheadChunks+Readers chunks are asked and not attached (chained:
+// aheadReads of each). Each chunk read ahead is read at its own position and
 // attaches as any other: the state takes it only once the boundary is
 // its low key and the stream has reached its position.
 func (d *snapDriver) readAhead(ctx context.Context, id string) error {
@@ -439,7 +441,7 @@ func (d *snapDriver) readAhead(ctx context.Context, id string) error {
 		inflight = aheadReads
 	}
 	for tr != nil && (tr.frontOK || chains && tr.inflight > 0) && !tr.end && tr.inflight < inflight &&
-		tr.outstanding() <= readAheadChunks+d.cfg.Readers-1 {
+		tr.outstanding() < max(readAheadChunks+d.cfg.Readers, inflight) {
 		if _, active := d.state.Active(id); !active {
 			return nil
 		}
