@@ -45,6 +45,12 @@ const snapBaselineEnv = "BINLOGSTREAM_BENCH_BASELINE_TAIL"
 // the same binary, it compares reader counts in turns.
 const snapBaselineReadersEnv = "BINLOGSTREAM_BENCH_BASELINE_READERS"
 
+// snapBufferPoolEnv, when set, is the benchmark server's
+// innodb_buffer_pool_size (e.g. "512M": the table held in memory; unset:
+// the test servers' 64 MiB, smaller than the table, so both tools read
+// pages from disk).
+const snapBufferPoolEnv = "BINLOGSTREAM_BENCH_BUFFER_POOL"
+
 // BenchmarkRealSnapshot: binlog-tail --snapshot --stop-at-current of a
 // 1M-row table to a file against `mariadb-dump --single-transaction
 // --quick` of the same table to a file, in turns, with one chunk reader
@@ -52,7 +58,11 @@ const snapBaselineReadersEnv = "BINLOGSTREAM_BENCH_BASELINE_READERS"
 // over the dump tool's), CPU times and binlog-tail's rows/s.
 func BenchmarkRealSnapshot(b *testing.B) {
 	mariadb.Require(b)
-	s := mariadb.Start(b, mariadb.Options{})
+	var opts mariadb.Options
+	if size := os.Getenv(snapBufferPoolEnv); size != "" {
+		opts.ExtraArgs = []string{"--innodb-buffer-pool-size=" + size, "--loose-innodb-buffer-pool-size-max=" + size}
+	}
+	s := mariadb.Start(b, opts)
 	snapBenchTable(b, s)
 	bin := buildBinlogTail(b)
 	dir := b.TempDir()
