@@ -31,7 +31,9 @@ import (
 
 // ErrChainBroken is a chained read that did not start right after the
 // last key of the read before it (or whose read before failed): its rows
-// are not the range the caller asked for.
+// are not the range the caller asked for. A read sent ahead that the
+// server or a proxy refused to prepare fails with it too: Ahead is then
+// false, and the range is to be read again one read at a time.
 var ErrChainBroken = errors.New("a chained read did not start after the last key of the read before it")
 
 // ahead is a Reader's reads sent and not received.
@@ -200,6 +202,11 @@ func (r *Reader) Receive() (*Chunk, error) {
 			err = ErrChainBroken
 		}
 		after = want
+	}
+	if cannotPrepare(err) {
+		// A server or proxy that refuses prepared statements: its reads
+		// go in the text protocol, one at a time, from the boundary.
+		r.text, err = true, ErrChainBroken
 	}
 	if err != nil {
 		var me *mysql.MyError

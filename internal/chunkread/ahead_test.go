@@ -125,3 +125,38 @@ func TestReadsSentAhead(t *testing.T) {
 	require.NoError(t, err, "the connection is in step")
 	require.Len(t, c.Rows, 10)
 }
+
+// TestReadsSentAheadRefusedPrepare: through a proxy that refuses prepared
+// statements (it turns each COM_STMT_PREPARE into a command the server
+// does not know), a read sent ahead fails with ErrChainBroken, the
+// connection stays in step, Ahead turns false, and the range reads in
+// the text protocol with the same rows.
+func TestReadsSentAheadRefusedPrepare(t *testing.T) {
+	mariadb.Require(t)
+	s := mariadb.Start(t, mariadb.Options{})
+	s.Exec(t, "CREATE DATABASE d", "USE d", "CREATE TABLE one (id BIGINT PRIMARY KEY, v VARCHAR(20) NOT NULL)",
+		"INSERT INTO one SELECT seq, CONCAT('v', seq) FROM seq_1_to_300")
+	one, err := chunkread.NewTable("d", "one", []schema.Column{{Name: "id", DataType: "bigint"}, {Name: "v", DataType: "varchar"}},
+		[]string{"id"}, "PRIMARY")
+	require.NoError(t, err)
+	p := startTurnProxy(t, s.Addr())
+	p.refusePrepare = true
+	rd, err := chunkread.New(p.connect(t, s), chunkread.Snapshot)
+	require.NoError(t, err)
+	require.True(t, rd.Ahead(one))
+	require.NoError(t, rd.Send(one, chunkread.Range{Limit: 100}, false))
+	require.NoError(t, rd.Send(one, chunkread.Range{Limit: 100}, true))
+	for range 2 {
+		_, err = rd.Receive()
+		require.ErrorIs(t, err, chunkread.ErrChainBroken)
+	}
+	require.False(t, rd.Ahead(one), "a connection that cannot prepare does not send reads ahead")
+	c, err := rd.Read(one, chunkread.Range{Limit: 100})
+	require.NoError(t, err)
+	direct, err := chunkread.New(s.Conn(t, mariadb.RootUser), chunkread.Snapshot)
+	require.NoError(t, err)
+	want, err := direct.Read(one, chunkread.Range{Limit: 100})
+	require.NoError(t, err)
+	require.Len(t, c.Rows, 100)
+	require.Equal(t, want.Rows, c.Rows)
+}

@@ -26,6 +26,9 @@ type turnProxy struct {
 	answered bool
 	turns    int
 	served   int // bytes from the server
+	// refusePrepare turns each COM_STMT_PREPARE the client sends into
+	// COM_SLEEP, which the server refuses as an unknown command.
+	refusePrepare bool
 }
 
 func startTurnProxy(t *testing.T, target string) *turnProxy {
@@ -57,9 +60,26 @@ func (p *turnProxy) copy(dst, src net.Conn, fromServer bool) {
 	defer dst.Close()
 	defer src.Close()
 	buf := make([]byte, 64<<10)
+	var pending []byte // the client's bytes of a packet not yet whole
 	for {
 		n, err := src.Read(buf)
-		if n > 0 {
+		out := buf[:n]
+		if n > 0 && !fromServer && p.refusePrepare {
+			pending = append(pending, buf[:n]...)
+			out = nil
+			for len(pending) >= 4 {
+				size := 4 + (int(pending[0]) | int(pending[1])<<8 | int(pending[2])<<16)
+				if len(pending) < size {
+					break
+				}
+				if pending[3] == 0 && size > 4 && pending[4] == mysql.COM_STMT_PREPARE {
+					pending[4] = mysql.COM_SLEEP
+				}
+				out = append(out, pending[:size]...)
+				pending = pending[size:]
+			}
+		}
+		if n = len(out); n > 0 {
 			p.mu.Lock()
 			if fromServer {
 				p.served += n
@@ -69,7 +89,7 @@ func (p *turnProxy) copy(dst, src net.Conn, fromServer bool) {
 				p.answered = false
 			}
 			p.mu.Unlock()
-			if _, werr := dst.Write(buf[:n]); werr != nil {
+			if _, werr := dst.Write(out); werr != nil {
 				return
 			}
 		}
