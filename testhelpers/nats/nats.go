@@ -96,22 +96,50 @@ func StartClusterMaxPayload(t testing.TB, n int, maxPayload int) *Cluster {
 			t.Fatal(err)
 		}
 	}
-	for i := range n {
-		c.Nodes = append(c.Nodes, &Node{Name: "n" + strconv.Itoa(i+1), Port: freePort(t), clusterPort: freePort(t),
-			storeDir: filepath.Join(c.dir, "n"+strconv.Itoa(i+1)), c: c})
-	}
 	t.Cleanup(func() {
 		for _, nd := range c.Nodes {
 			nd.Kill()
 		}
 	})
-	for _, nd := range c.Nodes {
-		if err := nd.start(); err != nil {
+	// A port found free can be taken before a node binds it (another
+	// test's server, a connection's local port): the nodes then start
+	// again on other ports, in fresh store directories.
+	for attempt := 1; ; attempt++ {
+		c.Nodes = nil
+		for i := range n {
+			name := "n" + strconv.Itoa(i+1)
+			c.Nodes = append(c.Nodes, &Node{Name: name, Port: pickPort(t), clusterPort: pickPort(t),
+				storeDir: filepath.Join(c.dir, strconv.Itoa(attempt), name), c: c})
+		}
+		err := c.startNodes()
+		if err == nil {
+			break
+		}
+		for _, nd := range c.Nodes {
+			nd.Kill()
+		}
+		if attempt == portAttempts {
 			t.Fatal(err)
 		}
+		t.Logf("nats: %v; starting the cluster again on other ports", err)
 	}
 	c.WaitReady(t)
 	return c
+}
+
+// pickPort is the port a node listens on: freePort (a test replaces it).
+var pickPort = freePort
+
+// portAttempts bounds the starts of a cluster whose ports were taken.
+const portAttempts = 3
+
+func (c *Cluster) startNodes() error {
+	for _, nd := range c.Nodes {
+		if err := nd.start(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func freePort(t testing.TB) int {
@@ -167,22 +195,40 @@ func (nd *Node) start() error {
 		_ = cmd.Wait() // a killed node's exit status says nothing
 		close(done)
 	}()
-	return waitPort(nd.Port, 10*time.Second)
+	return waitPort(nd.Port, 10*time.Second, done, nd.log)
 }
 
-func waitPort(port int, d time.Duration) error {
+// waitPort waits until the node says it is ready and port takes
+// connections, or the node's process (done closed) has exited, whose
+// output log then says why. The node's own word counts: another process
+// on a port the node could not bind takes connections too.
+func waitPort(port int, d time.Duration, done <-chan struct{}, log *lockedBuffer) error {
 	deadline := time.Now().Add(d)
 	for {
 		conn, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), 200*time.Millisecond)
 		if err == nil {
 			conn.Close()
-			return nil
+			if strings.Contains(log.String(), "Server is ready") {
+				return nil
+			}
+			err = errors.New("the node has not said it is ready")
+		}
+		select {
+		case <-done:
+			return fmt.Errorf("nats-server on port %d exited before listening: %s", port, lastLines(log.String(), 5))
+		default:
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("nats-server on port %d not listening after %s: %w", port, d, err)
+			return fmt.Errorf("nats-server on port %d not listening after %s: %w: %s", port, d, err, lastLines(log.String(), 5))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// lastLines is the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // PID is the node's process id; 0 when it is not running.

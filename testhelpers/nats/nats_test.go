@@ -2,6 +2,7 @@ package nats
 
 import (
 	"context"
+	"net"
 	"testing"
 	"time"
 
@@ -44,4 +45,34 @@ func TestClusterR3SurvivesLeaderKill(t *testing.T) {
 	m, err := s.GetLastMsgForSubject(ctx, "s.>")
 	require.NoError(t, err)
 	require.Equal(t, "2", string(m.Data))
+}
+
+// TestClusterStartsOnOtherPorts: a node whose port another process took
+// between the pick and its start (a listener that takes connections, as
+// another server would) is not taken for started, and the cluster starts
+// again on other ports.
+func TestClusterStartsOnOtherPorts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a 3-node cluster")
+	}
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer taken.Close()
+	picks := 0
+	pickPort = func(t testing.TB) int {
+		if picks++; picks == 1 {
+			return taken.Addr().(*net.TCPAddr).Port // the first node's client port
+		}
+		return freePort(t)
+	}
+	defer func() { pickPort = freePort }()
+	c := StartCluster(t, 3)
+	require.Greater(t, picks, 6, "the cluster started again on other ports")
+	require.NotEqual(t, taken.Addr().(*net.TCPAddr).Port, c.Nodes[0].Port)
+	js, err := jetstream.New(c.Connect(t))
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err = js.CreateStream(ctx, jetstream.StreamConfig{Name: "S", Subjects: []string{"s.>"}, Replicas: 3})
+	require.NoError(t, err)
 }
