@@ -18,13 +18,8 @@ func TestClusterR3SurvivesLeaderKill(t *testing.T) {
 		t.Skip("starts a 3-node cluster")
 	}
 	c := StartCluster(t, 3)
-	js, err := jetstream.New(c.Connect(t))
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	_, err = js.CreateStream(ctx, jetstream.StreamConfig{Name: "S", Subjects: []string{"s.>"}, Replicas: 3})
-	require.NoError(t, err)
-	_, err = js.Publish(ctx, "s.a", []byte("1"))
+	js, ctx := r3Stream(t, c)
+	_, err := js.Publish(ctx, "s.a", []byte("1"))
 	require.NoError(t, err)
 
 	leader := c.StreamLeader(t, js, "S")
@@ -69,10 +64,17 @@ func TestClusterStartsOnOtherPorts(t *testing.T) {
 	c := StartCluster(t, 3)
 	require.Greater(t, picks, 6, "the cluster started again on other ports")
 	require.NotEqual(t, taken.Addr().(*net.TCPAddr).Port, c.Nodes[0].Port)
+	r3Stream(t, c)
+}
+
+// r3Stream creates stream S of subjects s.> on three replicas of c, and
+// returns its JetStream and a context that ends with t.
+func r3Stream(t *testing.T, c *Cluster) (jetstream.JetStream, context.Context) {
 	js, err := jetstream.New(c.Connect(t))
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	t.Cleanup(cancel)
 	_, err = js.CreateStream(ctx, jetstream.StreamConfig{Name: "S", Subjects: []string{"s.>"}, Replicas: 3})
 	require.NoError(t, err)
+	return js, ctx
 }
