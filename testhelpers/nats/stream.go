@@ -43,21 +43,23 @@ func Messages(t testing.TB, js jetstream.JetStream, stream string) []*nats.Msg {
 // read hands every message of stream, in order, to f.
 func read(t testing.TB, js jetstream.JetStream, stream string, f func(jetstream.Msg)) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
 	var info *jetstream.StreamInfo
 	var c jetstream.Consumer
 	// Right after a node's restart the cluster may not answer yet; on a
 	// loaded machine, with race-detector builds, its stream leader's
-	// election after two leader kills has taken over a minute.
+	// election after two leader kills has taken over a minute. Each try
+	// has its own timeout: a request lost in an election gets no answer,
+	// and one timeout for all of them spent it on that one request.
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		s, err := js.Stream(ctx, stream)
 		if err == nil {
 			if info, err = s.Info(ctx); err == nil {
 				c, err = s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
 			}
 		}
+		cancel()
 		if err == nil {
 			break
 		}
