@@ -236,37 +236,15 @@ func (r *Reader) Receive() (*Chunk, error) {
 // readBound reads the answer of chainBound: the bound's n values as
 // text (a NULL as "NULL").
 func (r *Reader) readBound(cc binaryConn, n int) ([]string, error) {
-	if _, err := r.readResultHead(cc, "the chained read's bound", false); err != nil {
-		return nil, err
+	var bound []string
+	err := r.readTextRows(cc, "the chained read's bound", func(vals []string) error {
+		bound = append(bound, vals...)
+		return nil
+	})
+	if err == nil && len(bound) != n {
+		err = fmt.Errorf("the chained read's bound has %d values for a key of %d columns", len(bound), n)
 	}
-	var vals []string
-	for {
-		data, err := cc.ReadPacket()
-		if err != nil {
-			return nil, err
-		}
-		switch data[0] {
-		case mysql.EOF_HEADER:
-			if len(vals) != n {
-				return nil, fmt.Errorf("the chained read's bound has %d values for a key of %d columns", len(vals), n)
-			}
-			return vals, nil
-		case mysql.ERR_HEADER:
-			return nil, errPacket(data)
-		}
-		for p := 0; p < len(data); {
-			v, null, m, err := mysql.LengthEncodedString(data[p:])
-			if err != nil {
-				return nil, err
-			}
-			p += m
-			if null {
-				vals = append(vals, "NULL")
-			} else {
-				vals = append(vals, string(v))
-			}
-		}
-	}
+	return bound, err
 }
 
 // sameBound reports whether the bound the server copied (readBound) is

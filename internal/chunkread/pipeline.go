@@ -285,9 +285,22 @@ func (r *Reader) eofAfter(cc binaryConn) bool {
 // readStatus reads the text result set of SHOW STATUS LIKE
 // 'binlog_snapshot_%' into at.
 func (r *Reader) readStatus(cc binaryConn, at *Pos) error {
-	if _, err := r.readResultHead(cc, "the status query", false); err != nil {
+	return r.readTextRows(cc, "the status query", func(vals []string) error {
+		if len(vals) != 2 {
+			return mysql.ErrMalformPacket
+		}
+		at.setStatus(vals[0], vals[1])
+		return nil
+	})
+}
+
+// readTextRows reads a text result set and hands row each row's values
+// (a NULL as "NULL"); what names the statement.
+func (r *Reader) readTextRows(cc binaryConn, what string, row func(vals []string) error) error {
+	if _, err := r.readResultHead(cc, what, false); err != nil {
 		return err
 	}
+	var vals []string
 	for {
 		data, err := cc.ReadPacket()
 		if err != nil {
@@ -299,15 +312,22 @@ func (r *Reader) readStatus(cc binaryConn, at *Pos) error {
 		case mysql.ERR_HEADER:
 			return errPacket(data)
 		}
-		name, _, m, err := mysql.LengthEncodedString(data)
-		if err != nil {
+		vals = vals[:0]
+		for p := 0; p < len(data); {
+			v, null, m, err := mysql.LengthEncodedString(data[p:])
+			if err != nil {
+				return err
+			}
+			p += m
+			if null {
+				vals = append(vals, "NULL")
+			} else {
+				vals = append(vals, string(v))
+			}
+		}
+		if err := row(vals); err != nil {
 			return err
 		}
-		val, _, _, err := mysql.LengthEncodedString(data[m:])
-		if err != nil {
-			return err
-		}
-		at.setStatus(string(name), string(val))
 	}
 }
 
