@@ -323,10 +323,5 @@ func (t *Table) chainQuery(limit int) string {
 	for j := range t.Key {
 		lo[j] = loVar(j)
 	}
-	q := "SELECT " + t.assignList() + " FROM " + QuoteName(t.Schema, t.Name) + " FORCE INDEX (" + QuoteIdent(t.Index) + ")" +
-		" WHERE " + t.compareTo(lo, ">", false) + " ORDER BY " + t.orderBy
-	if limit > 0 {
-		q += " LIMIT " + strconv.Itoa(limit)
-	}
-	return q
+	return t.selectWhere(t.assignList(), []string{t.compareTo(lo, ">", false)}, limit, 0)
 }

@@ -218,7 +218,6 @@ func (t *Table) KeyQuery(after []any, offset int) (string, error) {
 }
 
 func (t *Table) query(list string, rg Range, offset int) (string, error) {
-	q := "SELECT " + list + " FROM " + QuoteName(t.Schema, t.Name) + " FORCE INDEX (" + QuoteIdent(t.Index) + ")"
 	var conds []string
 	if rg.After != nil {
 		cond, err := t.compare(rg.After, ">", false)
@@ -234,6 +233,14 @@ func (t *Table) query(list string, rg Range, offset int) (string, error) {
 		}
 		conds = append(conds, cond)
 	}
+	return t.selectWhere(list, conds, rg.Limit, offset), nil
+}
+
+// selectWhere is the SELECT of list from t by its key's index, where
+// every condition of conds holds, in key order, limit rows (0: all)
+// after offset.
+func (t *Table) selectWhere(list string, conds []string, limit, offset int) string {
+	q := "SELECT " + list + " FROM " + QuoteName(t.Schema, t.Name) + " FORCE INDEX (" + QuoteIdent(t.Index) + ")"
 	switch len(conds) {
 	case 1:
 		q += " WHERE " + conds[0]
@@ -241,13 +248,13 @@ func (t *Table) query(list string, rg Range, offset int) (string, error) {
 		q += " WHERE (" + conds[0] + ") AND (" + conds[1] + ")"
 	}
 	q += " ORDER BY " + t.orderBy
-	if rg.Limit > 0 {
-		q += " LIMIT " + strconv.Itoa(rg.Limit)
+	if limit > 0 {
+		q += " LIMIT " + strconv.Itoa(limit)
 	}
 	if offset > 0 {
 		q += " OFFSET " + strconv.Itoa(offset)
 	}
-	return q, nil
+	return q
 }
 
 // member is the index of the member of elems spelled b, or -1.
