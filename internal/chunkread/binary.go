@@ -47,7 +47,16 @@ func (r *Reader) selectBinary(cc binaryConn, t *Table, q string, c *Chunk) error
 	if err := cc.WritePacket(executePacket(st.ID)); err != nil {
 		return err
 	}
-	return r.readBinaryResult(cc, t, c)
+	raw, ok := r.rawAnswer(cc)
+	if !ok {
+		return r.readBinaryResult(cc, t, c)
+	}
+	defer func() { r.pkt = nil }() // the rows' packets were views of raw's buffer
+	err = r.readBinaryResult(raw, t, c)
+	if err == nil && !raw.drained() {
+		err = errUndrained
+	}
+	return err
 }
 
 // executePacket is COM_STMT_EXECUTE of statement id, with its packet
@@ -74,9 +83,8 @@ func (r *Reader) readBinaryResult(cc binaryConn, t *Table, c *Chunk) error {
 	}()
 	var sl slab
 	var rowErr error
-	pr := newPacketReader(cc)
 	for {
-		if r.pkt, err = pr.read(r.pkt[:0]); err != nil {
+		if r.pkt, err = cc.ReadPacketReuseMem(r.pkt[:0]); err != nil {
 			return err
 		}
 		if len(r.pkt) == 0 {
@@ -125,42 +133,6 @@ func (r *Reader) readBinaryResult(cc binaryConn, t *Table, c *Chunk) error {
 // rowsCap is the first capacity of a chunk's rows: a chunk of a power of
 // two rows from it on fills its slice exactly.
 const rowsCap = 1024
-
-// packetReader reads a result's row packets, each into the buffer of
-// the one before. On an uncompressed *client.Conn it takes a packet's
-// bytes as go-mysql reads them (ReadPacketTo), where ReadPacketReuseMem
-// would put them through a pooled buffer first: a copy and a pool's
-// Get and Put more per row.
-type packetReader struct {
-	cc   binaryConn
-	conn *client.Conn // nil: read with cc.ReadPacketReuseMem
-	buf  []byte
-}
-
-func newPacketReader(cc binaryConn) *packetReader {
-	pr := &packetReader{cc: cc}
-	if c, ok := cc.(*client.Conn); ok && c.Conn != nil && c.Compression == mysql.MYSQL_COMPRESS_NONE {
-		pr.conn = c
-	}
-	return pr
-}
-
-// read reads the next packet's payload into dst, which it returns.
-func (pr *packetReader) read(dst []byte) ([]byte, error) {
-	if pr.conn == nil {
-		return pr.cc.ReadPacketReuseMem(dst)
-	}
-	pr.buf = dst
-	err := pr.conn.ReadPacketTo(pr)
-	dst, pr.buf = pr.buf, nil
-	return dst, err
-}
-
-// Write appends a part of the packet being read.
-func (pr *packetReader) Write(b []byte) (int, error) {
-	pr.buf = append(pr.buf, b...)
-	return len(b), nil
-}
 
 // rowError is a row of a result the reader could not convert; the
 // result was read to its end, so the connection is still in step.

@@ -10,12 +10,13 @@ import (
 )
 
 // rawPackets reads the answers of a read in one round trip (pipeline.go,
-// ahead.go) straight from the connection's socket into one buffer, and
-// hands each row's packet out where it lies in it, where go-mysql copies
-// every packet through three buffers on its way. It reads only between
-// a read's commands and its last answer: go-mysql's own buffer is empty
-// then, since the server sends nothing unasked and every answer before
-// was read. It must be empty itself when go-mysql reads again (drained).
+// ahead.go), and a prepared SELECT's rows (selectBinary), straight from
+// the connection's socket into one buffer, and hands each row's packet
+// out where it lies in it, where go-mysql copies every packet through
+// three buffers on its way. It reads only between a read's commands and
+// its last answer: go-mysql's own buffer is empty then, since the server
+// sends nothing unasked and every answer before was read. It must be
+// empty itself when go-mysql reads again (drained).
 type rawPackets struct {
 	*client.Conn
 	nc   net.Conn
@@ -28,8 +29,19 @@ type rawPackets struct {
 // rawBuffer is the size of the socket reads.
 const rawBuffer = 256 << 10
 
-func newRawPackets(cc *client.Conn) *rawPackets {
-	return &rawPackets{Conn: cc, nc: cc.Conn.Conn, buf: make([]byte, rawBuffer)}
+// rawAnswer is r's raw reader of the answer to a command just written
+// on cc, numbered from 1; ok false: cc is not an uncompressed go-mysql
+// connection, and go-mysql reads it.
+func (r *Reader) rawAnswer(cc binaryConn) (raw *rawPackets, ok bool) {
+	c, ok := cc.(*client.Conn)
+	if !ok || c.Conn == nil || c.Compression != mysql.MYSQL_COMPRESS_NONE {
+		return nil, false
+	}
+	if r.raw == nil {
+		r.raw = &rawPackets{Conn: c, nc: c.Conn.Conn, buf: make([]byte, rawBuffer)}
+	}
+	r.raw.answer()
+	return r.raw, true
 }
 
 // answer starts the reading of a command's answer: its packets are

@@ -104,10 +104,7 @@ func (r *Reader) readCommands(pre [][]byte, q string, status bool) [][]byte {
 // other (the connection's) ends the read at once, the connection out of
 // step.
 func (r *Reader) readAnswers(conn *client.Conn, t *Table, status bool, limit int, pre []func(binaryConn) error) (*Chunk, error) {
-	if r.raw == nil {
-		r.raw = newRawPackets(conn)
-	}
-	cc := r.raw
+	cc, _ := r.rawAnswer(conn) // pipelined: uncompressed
 	// The rows' packets are views of the raw buffer: none is kept.
 	defer func() { r.pkt = nil }()
 	var first error
