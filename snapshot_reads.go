@@ -131,10 +131,9 @@ type readerConn struct {
 	d    *snapDriver
 	r    chunkReader
 	sent []chunkJob // sent ahead, not received, oldest first
-	// last is the job read last (lastOK), with the key its rows ended at
-	// (its own start when it had none) or its error.
+	// last is the job read last (t nil before the first), with the key
+	// its rows ended at (its own start when it had none) or its error.
 	last    chunkJob
-	lastOK  bool
 	lastKey *snapshot.Key
 	lastErr error
 	// failed: a read on the connection failed; it is closed once the
@@ -150,7 +149,7 @@ func (rc *readerConn) closeConn() {
 }
 
 // follows reports whether job is the read asked right after prev, of the
-// same table and generation.
+// same table and generation (never after a zero prev: a job has a table).
 func follows(job, prev chunkJob) bool {
 	return job.t == prev.t && job.gen == prev.gen && job.epoch == prev.epoch && job.seq == prev.seq+1
 }
@@ -168,7 +167,7 @@ func (rc *readerConn) canSend(job chunkJob) bool {
 	if n := len(rc.sent); n > 0 {
 		return follows(job, rc.sent[n-1])
 	}
-	return rc.lastOK && follows(job, rc.last) && rc.lastErr == nil && rc.lastKey != nil
+	return follows(job, rc.last) && rc.lastErr == nil && rc.lastKey != nil
 }
 
 // sendAhead writes job's read; false: the readers are stopping.
@@ -223,7 +222,7 @@ func (rc *readerConn) start(ctx context.Context, job chunkJob) bool {
 	}
 	if job.chain {
 		switch {
-		case !rc.lastOK || !follows(job, rc.last):
+		case !follows(job, rc.last):
 			res.err = chunkread.ErrChainBroken
 		case rc.lastErr != nil:
 			res.err = rc.lastErr
@@ -264,7 +263,7 @@ func (rc *readerConn) start(ctx context.Context, job chunkJob) bool {
 // finish records res as the last read, closes a connection a read
 // failed on once nothing sent is left on it, and hands res on.
 func (rc *readerConn) finish(ctx context.Context, res chunkResult) bool {
-	rc.last, rc.lastOK, rc.lastErr, rc.lastKey = res.job, true, res.err, res.job.lo
+	rc.last, rc.lastErr, rc.lastKey = res.job, res.err, res.job.lo
 	if res.err == nil {
 		if n := len(res.read.keyed); n > 0 {
 			rc.lastKey = &res.read.keyed[n-1].Key
