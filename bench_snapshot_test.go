@@ -56,6 +56,13 @@ const snapBufferPoolEnv = "BINLOGSTREAM_BENCH_BUFFER_POOL"
 // --quick` of the same table to a file, in turns, with one chunk reader
 // and with two. It reports both wall times, their ratio (binlog-tail's
 // over the dump tool's), CPU times and binlog-tail's rows/s.
+//
+// With one reader a third contender runs in the same turns: binlog-tail
+// of the same rows from the binlog (the table's INSERTs, from the
+// position before them to --stop-at-current), the same lines in the
+// same format. Its client CPU against the snapshot's is what a snapshot
+// row costs over a binlog row (binlog-path-cpu-s,
+// snapshot-cpu/binlog-path-cpu).
 func BenchmarkRealSnapshot(b *testing.B) {
 	mariadb.Require(b)
 	var opts mariadb.Options
@@ -63,14 +70,16 @@ func BenchmarkRealSnapshot(b *testing.B) {
 		opts.ExtraArgs = []string{"--innodb-buffer-pool-size=" + size, "--loose-innodb-buffer-pool-size-max=" + size}
 	}
 	s := mariadb.Start(b, opts)
+	from := realTarget(b, s)
 	snapBenchTable(b, s)
 	bin := buildBinlogTail(b)
 	dir := b.TempDir()
-	out, dumpOut := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "dump.sql")
+	out, dumpOut, binlogOut := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "dump.sql"), filepath.Join(dir, "binlog.jsonl")
 	cpu := func(cmd *exec.Cmd) time.Duration { return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime() }
 	for _, readers := range []int{1, 2} {
 		b.Run(fmt.Sprintf("readers-%d", readers), func(b *testing.B) {
 			var tail, dump, tailCPU, dumpCPU, base, baseCPU, tailSrv, dumpSrv, baseSrv time.Duration
+			var fromLog, fromLogCPU time.Duration
 			baseline := os.Getenv(snapBaselineEnv)
 			runs := 0
 			for b.Loop() {
@@ -124,11 +133,34 @@ func BenchmarkRealSnapshot(b *testing.B) {
 				if err := f.Close(); err != nil {
 					b.Fatal(err)
 				}
+
+				if readers == 1 {
+					os.Remove(binlogOut)
+					os.Remove(binlogOut + ".schema")
+					cmd := exec.Command(bin, "--dsn", s.DSN(s.ReplUser()), "--out", binlogOut,
+						"--start", fmt.Sprintf("%s:%d", from.File, from.Offset), "--stop-at-current",
+						"--tables", "snap.t", "--quiet", "--server-id", "506")
+					if p := os.Getenv("BINLOGSTREAM_TAIL_PROFILE"); p != "" {
+						cmd.Args = append(cmd.Args, "--cpuprofile", filepath.Join(p, fmt.Sprintf("binlog-%d.pprof", runs)))
+					}
+					t0 := time.Now()
+					runCmd(b, cmd)
+					fromLog += time.Since(t0)
+					fromLogCPU += cpu(cmd)
+				}
 			}
+			n := float64(b.N)
 			if lines := countLines(b, out); lines < snapBenchRows {
 				b.Fatalf("binlog-tail wrote %d lines, want at least %d", lines, snapBenchRows)
 			}
-			n := float64(b.N)
+			if readers == 1 {
+				if lines := countLines(b, binlogOut); lines < snapBenchRows {
+					b.Fatalf("binlog-tail from the binlog wrote %d lines, want at least %d", lines, snapBenchRows)
+				}
+				b.ReportMetric(fromLog.Seconds()/n, "binlog-path-s")
+				b.ReportMetric(fromLogCPU.Seconds()/n, "binlog-path-cpu-s")
+				b.ReportMetric(tailCPU.Seconds()/fromLogCPU.Seconds(), "snapshot-cpu/binlog-path-cpu")
+			}
 			b.ReportMetric(tail.Seconds()/n, "binlog-tail-s")
 			b.ReportMetric(dump.Seconds()/n, "mariadb-dump-s")
 			b.ReportMetric(tail.Seconds()/dump.Seconds(), "binlog-tail/mariadb-dump")
