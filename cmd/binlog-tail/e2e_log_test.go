@@ -26,7 +26,8 @@ func TestStderrIsLogLines(t *testing.T) {
 	s := mariadb.Start(t, mariadb.Options{})
 	s.Exec(t, "CREATE DATABASE d", "USE d",
 		"CREATE TABLE a (id INT PRIMARY KEY, pad VARCHAR(40))", "CREATE TABLE k (v INT)",
-		"INSERT INTO a SELECT seq, 'x' FROM seq_1_to_3000", "INSERT INTO k VALUES (1)")
+		"INSERT INTO a SELECT seq, 'x' FROM seq_1_to_30000", "INSERT INTO k VALUES (1)",
+		"ANALYZE TABLE a") // the estimate of its rows (TABLE_ROWS) is known before binlog-tail asks
 	out := filepath.Join(t.TempDir(), "out.jsonl")
 	cmd := exec.Command(bin, "--dsn", s.DSN(mariadb.ReplUser), "--gtid", "--start", "current", "--out", out, "--server-id", "96",
 		"--failover-to", "repl:unused@tcp(127.0.0.1:1)/",
@@ -39,7 +40,7 @@ func TestStderrIsLogLines(t *testing.T) {
 	go func() { exited <- cmd.Wait() }()
 	defer func() { _ = cmd.Process.Kill() }()
 	waitFile(t, out, exited, "the snapshot's reads", func(b []byte) bool {
-		return bytes.Count(b, []byte(`{"type":"read","schema":"d","table":"a"`)) == 3000
+		return bytes.Count(b, []byte(`{"type":"read","schema":"d","table":"a"`)) == 30000
 	})
 	time.Sleep(200 * time.Millisecond) // progress lines past the snapshot
 	s.Kill()
