@@ -47,6 +47,22 @@ func (tr *tableReads) first() *chunkResult {
 // outstanding is the number of reads asked and not attached.
 func (tr *tableReads) outstanding() int { return int(tr.seq - tr.want) }
 
+// dropReads forgets table id's reads asked and not attached: those in
+// flight come back with an earlier epoch and are ignored.
+func (d *snapDriver) dropReads(id string) {
+	delete(d.reads, id)
+	d.epoch[id]++
+}
+
+// reread drops table id's reads to read it again from its boundary, and
+// counts it in SnapshotStats.Rereads.
+func (d *snapDriver) reread(id string) {
+	d.dropReads(id)
+	d.box.mu.Lock()
+	d.box.stats.Rereads++
+	d.box.mu.Unlock()
+}
+
 type chunkJob struct {
 	gen, epoch, seq uint64
 	t               *snapTable
@@ -364,12 +380,8 @@ func (d *snapDriver) collect(ctx context.Context, wait time.Duration) error {
 				// The server's reads went elsewhere than asked: read
 				// the table again from its boundary.
 				d.log.WithField("table", id).WithError(r.err).Debug("snapshot: chained read refused; reading from the boundary")
-				delete(d.reads, id)
-				d.epoch[id]++
+				d.reread(id)
 				d.needWork = true
-				d.box.mu.Lock()
-				d.box.stats.Rereads++
-				d.box.mu.Unlock()
 				continue
 			}
 			if isNoSuchTable(r.err) {

@@ -599,11 +599,7 @@ func (d *snapDriver) attachTable(ctx context.Context, listeners []Listener, id s
 		if o == snapshot.Discard {
 			// The reads after this one start from its keys, and so do
 			// the reads in flight: drop them all.
-			delete(d.reads, id)
-			d.epoch[id]++
-			d.box.mu.Lock()
-			d.box.stats.Rereads++
-			d.box.mu.Unlock()
+			d.reread(id)
 			break
 		}
 		tr.back, tr.asked = tr.back[1:], tr.asked[1:]
@@ -618,9 +614,7 @@ func (d *snapDriver) attachTable(ctx context.Context, listeners []Listener, id s
 	}
 	if _, active := d.state.Active(id); !active {
 		if d.reads[id] != nil {
-			// Reads asked past the table's end are dropped.
-			delete(d.reads, id)
-			d.epoch[id]++
+			d.dropReads(id) // reads asked past the table's end
 		}
 		return nil
 	}
@@ -703,9 +697,7 @@ func (d *snapDriver) startTables(ctx context.Context) error {
 		d.state.Start(id, toPos(d.at), slices.Contains(d.pattern, id))
 		d.dirty = true
 		reading++
-		// Reads of an earlier snapshot of the table are dropped.
-		delete(d.reads, id)
-		d.epoch[id]++
+		d.dropReads(id) // reads of an earlier snapshot of the table
 		if err := d.ask(ctx, d.meta[id]); err != nil {
 			return err
 		}
