@@ -288,7 +288,6 @@ func (t *Table) binlogRow(row []any) {
 			if len(c.Elems) > 0 {
 				row[i] = int64(member(c.Elems, b) + 1)
 			}
-			continue
 		case "set":
 			if len(c.Elems) > 0 {
 				var m int64
@@ -301,16 +300,12 @@ func (t *Table) binlogRow(row []any) {
 				}
 				row[i] = m
 			}
-			continue
-		}
-		s := string(b)
-		switch c.DataType {
 		case "uuid":
-			if b, err := hex.DecodeString(strings.ReplaceAll(s, "-", "")); err == nil && len(b) == 16 {
+			if b, err := hex.DecodeString(strings.ReplaceAll(string(b), "-", "")); err == nil && len(b) == 16 {
 				row[i] = b
 			}
 		case "inet6", "inet4":
-			if a, err := netip.ParseAddr(s); err == nil {
+			if a, err := netip.ParseAddr(string(b)); err == nil {
 				if c.DataType == "inet4" && a.Is4() {
 					b := a.As4()
 					row[i] = b[:]
