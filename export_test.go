@@ -329,11 +329,7 @@ func init() {
 // bound the server lost (chunkread.SetChainFault), calling hit for each;
 // noCheck takes the reads as they come (the negative control).
 func SnapshotChainFault(every int, noCheck bool, hit func()) (undo func()) {
-	snapChainFault = &struct {
-		every   int
-		noCheck bool
-		hit     func()
-	}{every, noCheck, hit}
+	snapChainFault = &snapFault{every, noCheck, hit}
 	return func() { snapChainFault = nil }
 }
 

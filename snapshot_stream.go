@@ -204,7 +204,10 @@ var snapAnywhere bool
 
 // snapChainFault, when set, is every reader's chunkread.SetChainFault
 // (the tests' SnapshotChainFault).
-var snapChainFault *struct {
+var snapChainFault *snapFault
+
+// snapFault is chunkread.SetChainFault's arguments.
+type snapFault struct {
 	every   int
 	noCheck bool
 	hit     func()
