@@ -84,18 +84,13 @@ func BenchmarkRealSnapshot(b *testing.B) {
 			runs := 0
 			for b.Loop() {
 				runs++
-				runTail := func(bin, name string) (time.Duration, time.Duration) {
+				// timeTail runs bin to the file out with args, after the
+				// arguments every run has, and times it.
+				timeTail := func(bin, name, out string, args ...string) (time.Duration, time.Duration) {
 					os.Remove(out)
 					os.Remove(out + ".schema")
-					n := strconv.Itoa(readers)
-					if r := os.Getenv(snapBaselineReadersEnv); r != "" && name == "baseline" {
-						n = r
-					}
-					args := []string{"--dsn", s.DSN(s.ReplUser()), "--out", out, "--start", "current", "--stop-at-current",
-						"--snapshot", "--tables", "snap.t", "--snapshot-readers", n, "--quiet", "--server-id", "506"}
-					if n := os.Getenv(snapChunkRowsEnv); n != "" {
-						args = append(args, "--snapshot-chunk-rows", n)
-					}
+					args = append([]string{"--dsn", s.DSN(s.ReplUser()), "--out", out, "--stop-at-current", "--tables", "snap.t",
+						"--quiet", "--server-id", "506"}, args...)
 					if p := os.Getenv("BINLOGSTREAM_TAIL_PROFILE"); p != "" {
 						args = append(args, "--cpuprofile", filepath.Join(p, fmt.Sprintf("%s-%d-%d.pprof", name, readers, runs)))
 					}
@@ -103,6 +98,17 @@ func BenchmarkRealSnapshot(b *testing.B) {
 					t0 := time.Now()
 					runCmd(b, cmd)
 					return time.Since(t0), cpu(cmd)
+				}
+				runTail := func(bin, name string) (time.Duration, time.Duration) {
+					n := strconv.Itoa(readers)
+					if r := os.Getenv(snapBaselineReadersEnv); r != "" && name == "baseline" {
+						n = r
+					}
+					args := []string{"--start", "current", "--snapshot", "--snapshot-readers", n}
+					if n := os.Getenv(snapChunkRowsEnv); n != "" {
+						args = append(args, "--snapshot-chunk-rows", n)
+					}
+					return timeTail(bin, name, out, args...)
 				}
 				if baseline != "" {
 					srv0 := procCPU(b, s.PID())
@@ -135,18 +141,9 @@ func BenchmarkRealSnapshot(b *testing.B) {
 				}
 
 				if readers == 1 {
-					os.Remove(binlogOut)
-					os.Remove(binlogOut + ".schema")
-					cmd := exec.Command(bin, "--dsn", s.DSN(s.ReplUser()), "--out", binlogOut,
-						"--start", fmt.Sprintf("%s:%d", from.File, from.Offset), "--stop-at-current",
-						"--tables", "snap.t", "--quiet", "--server-id", "506")
-					if p := os.Getenv("BINLOGSTREAM_TAIL_PROFILE"); p != "" {
-						cmd.Args = append(cmd.Args, "--cpuprofile", filepath.Join(p, fmt.Sprintf("binlog-%d.pprof", runs)))
-					}
-					t0 := time.Now()
-					runCmd(b, cmd)
-					fromLog += time.Since(t0)
-					fromLogCPU += cpu(cmd)
+					w, c := timeTail(bin, "binlog", binlogOut, "--start", fmt.Sprintf("%s:%d", from.File, from.Offset))
+					fromLog += w
+					fromLogCPU += c
 				}
 			}
 			n := float64(b.N)
