@@ -477,9 +477,15 @@ func (r ResumePosition) appendFilePayload(b []byte) []byte {
 // samePayloadHead reports whether r's file-mode payload is p's but for
 // the row count: every field appendFileHead and appendFileTail read.
 func (p *ResumePosition) samePayloadHead(r *ResumePosition) bool {
+	return p.sameFileFields(r) && p.snap == r.snap
+}
+
+// sameFileFields reports whether r and p, both in file mode, agree on
+// every field their file-mode payloads hold but the snapshot's state.
+func (p *ResumePosition) sameFileFields(r *ResumePosition) bool {
 	return p.Streamed.Offset == r.Streamed.Offset && p.Safe.Offset == r.Safe.Offset && p.Inner == r.Inner &&
 		p.InTxn == r.InTxn && p.inRowsStmt == r.inRowsStmt && p.Safe.File == r.Safe.File &&
-		p.Streamed.File == r.Streamed.File && p.GTID == r.GTID && p.Rows == r.Rows && !p.IsGTID() && !r.IsGTID() && p.snap == r.snap
+		p.Streamed.File == r.Streamed.File && p.GTID == r.GTID && p.Rows == r.Rows && !p.IsGTID() && !r.IsGTID()
 }
 
 // appendFileHead appends the file-mode payload up to the row count.
@@ -534,9 +540,7 @@ func (r ResumePosition) appendFileMiddle(b []byte) []byte {
 // row count and appendFileMiddle write, and whether there is a state
 // (a flag).
 func (p *ResumePosition) sameBeforeSnapshot(r *ResumePosition) bool {
-	return p.Streamed.Offset == r.Streamed.Offset && p.Safe.Offset == r.Safe.Offset && p.Rows == r.Rows &&
-		p.Inner == r.Inner && p.InTxn == r.InTxn && p.inRowsStmt == r.inRowsStmt && (p.snap == "") == (r.snap == "") &&
-		p.Safe.File == r.Safe.File && p.Streamed.File == r.Streamed.File && p.GTID == r.GTID && !p.IsGTID() && !r.IsGTID()
+	return p.sameFileFields(r) && (p.snap == "") == (r.snap == "")
 }
 
 // appendSnapshot ends a payload with a snapshot's state, when there is one.
